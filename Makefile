@@ -1,0 +1,31 @@
+# The set-up contract: `make serve` and `make test` each work alone on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install serve test validate clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/errkb serve --host $(HOST) --port $(PORT)
+
+# pytest exits 5 when it collected nothing: that must fail, not pass silently.
+test: $(STAMP)
+	$(BIN)/errkb validate
+	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+validate: $(STAMP)
+	$(BIN)/errkb validate
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,1 @@
+"""errkb: a verified knowledge base of GPU attention-backend errors."""

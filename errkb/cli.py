@@ -1,0 +1,146 @@
+"""The `errkb` command line: a thin shell over the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from errkb import store
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    return Path(args.data_dir) if args.data_dir else store.default_data_dir()
+
+
+def cmd_harvest(args: argparse.Namespace) -> int:
+    from errkb.harvest import harvest
+
+    report = harvest(args.package, args.version, args.source, _data_dir(args))
+    print(f"{report.package} {report.version}: {report.files} files, {report.sites} sites, "
+          f"{report.templates} distinct templates")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from errkb.validate import validate
+
+    report = validate(_data_dir(args))
+    for line in report.warnings:
+        print(f"warning: {line}")
+    for line in report.errors:
+        print(f"error: {line}", file=sys.stderr)
+    print(f"{report.records} records, {report.sites} sites: "
+          f"{len(report.errors)} errors, {len(report.warnings)} warnings")
+    return 1 if report.errors else 0
+
+
+def cmd_register(args: argparse.Namespace) -> int:
+    """Issue ids for new record files (append them to data/ids.txt)."""
+    from errkb.ids import register
+
+    data_dir = _data_dir(args)
+    ids = [p.stem for p in store.record_paths(data_dir)]
+    for rid in register(data_dir, ids):
+        print(f"registered {rid}")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from errkb.stats import compute_stats
+
+    stats = compute_stats(_data_dir(args))
+    if args.format == "json":
+        print(json.dumps(stats, indent=2))
+    else:
+        print(f"records: {stats['records']}   sites: {stats['sites']}   templates: {stats['templates']}")
+        for name, pkg in stats["packages"].items():
+            print(f"  {name:<20} {pkg['sites']:>6} sites  versions {', '.join(pkg['versions'])}")
+    return 0
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    from errkb.drift import drift, format_drift
+
+    try:
+        report = drift(store.read_sites(_data_dir(args), args.package), args.old, args.new)
+    except ValueError as exc:
+        print(f"errkb drift: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        print(format_drift(report))
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from errkb.schema import schema_files, write_schemas
+
+    if args.write:
+        for path in write_schemas(_data_dir(args)):
+            print(f"wrote {path}")
+    else:
+        for name, schema in schema_files().items():
+            print(f"--- {name}\n{json.dumps(schema, indent=2)}")
+    return 0
+
+
+def cmd_sites(args: argparse.Namespace) -> int:
+    """Find harvested sites whose template contains TEXT (for linking records)."""
+    needle = args.text.lower()
+    sites = store.read_all_sites(_data_dir(args))
+    for site in sites:
+        if needle in site.template.lower() and (not args.package or site.package == args.package):
+            occ = site.occurrences[-1]
+            print(f"{site.id}\t{site.path}:{occ.lines[0]}@{occ.version}\t{site.error_class}\t{site.template}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="errkb", description=__doc__)
+    parser.add_argument("--data-dir", help="dataset folder (default: the one shipped with errkb)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("harvest", help="harvest message sites from one released version")
+    p.add_argument("package")
+    p.add_argument("version")
+    p.add_argument("source", help="wheel, sdist, folder, or git:REPO_DIR@REF")
+    p.set_defaults(func=cmd_harvest)
+
+    p = sub.add_parser("validate", help="check records and sites; exit 1 on errors")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("register", help="issue ids for new records (append to data/ids.txt)")
+    p.set_defaults(func=cmd_register)
+
+    p = sub.add_parser("stats", help="dataset counts")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("drift", help="messages added, removed, moved and reworded between two versions")
+    p.add_argument("package")
+    p.add_argument("old")
+    p.add_argument("new")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.set_defaults(func=cmd_drift)
+
+    p = sub.add_parser("schema", help="print the JSON Schemas, or --write them to data/schema")
+    p.add_argument("--write", action="store_true")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("sites", help="find harvested sites by message text")
+    p.add_argument("text")
+    p.add_argument("--package")
+    p.set_defaults(func=cmd_sites)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

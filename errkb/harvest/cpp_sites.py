@@ -1,0 +1,283 @@
+"""Find user-visible messages in C++/CUDA source.
+
+Understands the check macros people paste from: TORCH_CHECK (and its _VALUE/_NOT_IMPLEMENTED/
+_INDEX/_TYPE variants), TORCH_WARN, FLASHINFER_CHECK/ERROR/WARN, TVM_FFI_ICHECK* and
+TVM_FFI_THROW with `<<` chains, AT_ERROR, and `throw std::...(...)`. A project macro whose body
+calls one of these (FlashAttention's `CHECK_SHAPE(x, ...)`) is expanded at each call, with
+`#x` stringised, because the expanded text is what users see. A message streamed into an
+`std::ostringstream` and then thrown (`FLASHINFER_ERROR(err.str())`) is followed back.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from errkb.harvest.python_sites import RawSite
+from errkb.templates import escape
+
+CHECK_CLASSES = {
+    "TORCH_CHECK": "RuntimeError",
+    "TORCH_CHECK_VALUE": "ValueError",
+    "TORCH_CHECK_NOT_IMPLEMENTED": "NotImplementedError",
+    "TORCH_CHECK_INDEX": "IndexError",
+    "TORCH_CHECK_TYPE": "TypeError",
+    "TORCH_CHECK_LINALG": "RuntimeError",
+    "STD_TORCH_CHECK": "RuntimeError",
+    "TORCH_INTERNAL_ASSERT": "RuntimeError",
+    "FLASHINFER_CHECK": "RuntimeError",
+    "FLASHINFER_ERROR": "RuntimeError",
+    "AT_ERROR": "RuntimeError",
+}
+WARN_MACROS = {"TORCH_WARN": "UserWarning", "TORCH_WARN_ONCE": "UserWarning", "FLASHINFER_WARN": "UserWarning"}
+# TVM-FFI checks carry their message in a `<< ...` chain after the call.
+STREAM_CHECKS = re.compile(r"^TVM_FFI_(?:ICHECK(?:_EQ|_NE|_LT|_LE|_GT|_GE|_NOTNULL)?|CHECK)$")
+THROW_CLASSES = {"invalid_argument": "ValueError", "out_of_range": "IndexError", "runtime_error": "RuntimeError",
+                 "logic_error": "RuntimeError", "domain_error": "ValueError", "length_error": "ValueError"}
+
+_CALL = re.compile(r"\b([A-Z][A-Z0-9_]+)\s*\(")
+_THROW = re.compile(r"\bthrow\s+((?:std::)?\w+(?:::\w+)*)\s*\(")
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+_STRING = re.compile(r'(?:u8|u|U|L)?"((?:[^"\\\n]|\\.)*)"')
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\", "0": ""}
+
+
+@dataclass(frozen=True)
+class Macro:
+    params: tuple[str, ...]
+    body: str
+
+
+def strip_comments(text: str) -> str:
+    """Blank out comments, keeping strings and every newline (so line numbers hold)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"' or c == "'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("".join(ch for ch in text[i:j] if ch == "\n"))
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _balanced(text: str, start: int) -> int:
+    """Index just past the ')' matching the '(' at text[start], or -1."""
+    depth, i, n = 0, start, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """Split on `sep` where it is not inside brackets, strings or templates' <...> is ignored."""
+    parts, depth, i, last, n = [], 0, 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[last:i])
+            i += len(sep)
+            last = i
+            continue
+        i += 1
+    parts.append(text[last:])
+    return [p.strip() for p in parts]
+
+
+def _unescape(s: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), s)
+
+
+def _name_for(expr: str) -> str:
+    expr = re.sub(r"\bstd::to_string\((.*)\)$", r"\1", expr.strip())
+    name = re.sub(r"\W+", "_", expr).strip("_").lower()
+    name = re.sub(r"_+", "_", name)
+    if not name:
+        return "value"
+    if name[0].isdigit():
+        name = "v_" + name
+    return name[:40].rstrip("_")
+
+
+def _template(items: list[str]) -> str | None:
+    """Concatenate message pieces: string literals are text, anything else a placeholder."""
+    parts: list[str] = []
+    names: dict[str, str] = {}
+    for item in items:
+        if not item:
+            continue
+        literals = _STRING.findall(item)
+        if literals and _STRING.sub("", item).strip() == "":
+            parts.append(escape("".join(_unescape(s) for s in literals)))
+            continue
+        if re.fullmatch(r"-?\d+(?:\.\d+)?[uUlLfF]*", item):
+            parts.append(item.rstrip("uUlLfF"))
+            continue
+        if item in names:
+            parts.append("{" + names[item] + "}")
+            continue
+        base = _name_for(item)
+        name, k = base, 2
+        while name in names.values():
+            name, k = f"{base}_{k}", k + 1
+        names[item] = name
+        parts.append("{" + name + "}")
+    template = "".join(parts).strip()
+    literal = re.sub(r"\{[^{}]*\}", "", template)
+    return template if re.search(r"[A-Za-z]{3}", literal) else None
+
+
+def collect_macros(text: str) -> dict[str, Macro]:
+    """Function-like macros whose body raises or warns through a known check."""
+    macros: dict[str, Macro] = {}
+    for m in _DEFINE.finditer(strip_comments(text)):
+        name, params, body = m.group(1), m.group(2), m.group(3).replace("\\\n", " ")
+        if name in CHECK_CLASSES or name in WARN_MACROS or name.startswith("TVM_FFI"):
+            continue
+        if any(re.search(rf"\b{k}\s*\(", body) for k in (*CHECK_CLASSES, *WARN_MACROS)) or "throw " in body:
+            macros[name] = Macro(tuple(p.strip() for p in params.split(",") if p.strip()), body.strip())
+    return macros
+
+
+def _expand(macro: Macro, args: list[str]) -> str:
+    named = [p for p in macro.params if p != "..."]
+    values = dict(zip(named, args))
+    varargs = ", ".join(args[len(named):]) if "..." in macro.params else ""
+
+    def quote(s: str) -> str:
+        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    body = re.sub(r"#\s*__VA_ARGS__", lambda _: quote(varargs), macro.body)
+    body = re.sub(r"(?<!#)#\s*(\w+)", lambda m: quote(values.get(m.group(1), m.group(1))), body)
+    body = re.sub(r"##\s*__VA_ARGS__|\b__VA_ARGS__\b", lambda _: varargs, body)
+    return re.sub(r"\b(\w+)\b", lambda m: values.get(m.group(1), m.group(1)), body)
+
+
+def _ostream_chain(text: str, before: int, var: str) -> list[str] | None:
+    """Items streamed into `var` (`var << a << b;`) in the code just before `before`."""
+    window = text[max(0, before - 4000):before]
+    chains = list(re.finditer(rf"\b{re.escape(var)}\s*<<(.*?);", window, re.S))
+    if not chains:
+        return None
+    return _split_top(chains[-1].group(1), "<<")
+
+
+class _FileScan:
+    def __init__(self, path: str, text: str, macros: dict[str, Macro]) -> None:
+        self.path = path
+        self.text = strip_comments(text)
+        # Directive lines would otherwise be read as calls (the macros' own bodies).
+        self.text = re.sub(r"^[ \t]*#[ \t]*define[^\n]*(?:\\\n[^\n]*)*",
+                           lambda m: "\n" * m.group(0).count("\n"), self.text, flags=re.M)
+        self.macros = macros
+        self.sites: list[RawSite] = []
+
+    def line_of(self, pos: int) -> int:
+        return self.text.count("\n", 0, pos) + 1
+
+    def function_at(self, pos: int) -> str | None:
+        heads = list(re.finditer(r"\b(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{", self.text[max(0, pos - 20000):pos]))
+        keywords = {"if", "for", "while", "switch", "catch", "return", "sizeof", "do"}
+        for head in reversed(heads):
+            if head.group(1) not in keywords and not head.group(1).isupper():
+                return head.group(1)
+        return None
+
+    def scan(self, text: str | None = None, line: int | None = None, depth: int = 0) -> None:
+        src = self.text if text is None else text
+        for m in _CALL.finditer(src):
+            name = m.group(1)
+            end = _balanced(src, m.end() - 1)
+            if end < 0:
+                continue
+            args = _split_top(src[m.end():end - 1], ",")
+            at = line if line is not None else self.line_of(m.start())
+            if name in self.macros and depth < 3:
+                self.scan(_expand(self.macros[name], args), at, depth + 1)
+            elif name in CHECK_CLASSES or name in WARN_MACROS:
+                self._check(name, args, src, m.start(), line)
+            elif STREAM_CHECKS.match(name) or name == "TVM_FFI_THROW":
+                self._stream(name, args, src, end, line, m.start())
+        for m in _THROW.finditer(src):
+            end = _balanced(src, m.end() - 1)
+            if end < 0:
+                continue
+            cls = m.group(1).split("::")[-1]
+            args = _split_top(src[m.end():end - 1], ",")
+            items = _split_top(args[0], "+") if args else []
+            self._add(m.start(), line, "throw", THROW_CLASSES.get(cls, cls), self._message(items, src, m.start()))
+
+    def _message(self, items: list[str], src: str, pos: int) -> str | None:
+        if len(items) == 1 and (m := re.fullmatch(r"(\w+)\.str\(\)", items[0])):
+            chain = _ostream_chain(src, pos, m.group(1))
+            return _template(chain) if chain else None
+        return _template(items)
+
+    def _check(self, name: str, args: list[str], src: str, pos: int, line: int | None) -> None:
+        if name in WARN_MACROS:
+            self._add(pos, line, "check-warning", WARN_MACROS[name], self._message(args, src, pos))
+        elif name in ("FLASHINFER_ERROR", "AT_ERROR"):
+            self._add(pos, line, "check", CHECK_CLASSES[name], self._message(args, src, pos))
+        elif len(args) >= 2:
+            self._add(pos, line, "check", CHECK_CLASSES[name], self._message(args[1:], src, pos))
+        elif name.startswith("TORCH_CHECK") and args and args[0]:
+            # TORCH_CHECK(cond) with no message prints the condition itself.
+            cond = re.sub(r"\s+", " ", args[0])
+            self._add(pos, line, "check", CHECK_CLASSES[name],
+                      escape(f"Expected {cond} to be true, but got false."))
+
+    def _stream(self, name: str, args: list[str], src: str, end: int, line: int | None, pos: int) -> None:
+        rest = src[end:end + 4000]
+        chain = re.match(r"\s*<<(.*?);", rest, re.S)
+        if not chain:
+            return
+        cls = args[0] if name == "TVM_FFI_THROW" and args else "InternalError"
+        self._add(pos, line, "check", cls, _template(_split_top(chain.group(1), "<<")))
+
+    def _add(self, pos: int, line: int | None, kind: str, cls: str | None, template: str | None) -> None:
+        if template:
+            at = line if line is not None else self.line_of(pos)
+            self.sites.append(RawSite(self.path, at, "cpp", kind, cls, template, self.function_at(pos) if line is None else None))
+
+
+def extract(path: str, text: str, macros: dict[str, Macro]) -> list[RawSite]:
+    scan = _FileScan(path, text, macros)
+    scan.scan()
+    return scan.sites

@@ -1,0 +1,194 @@
+"""The errkb data model: the one source of truth for records and sites.
+
+`data/schema/*.schema.json` is generated from these classes (`errkb schema --write`);
+a test fails when the committed schema and the models disagree.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+RECORD_ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SITE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*:[0-9a-f]{12}$"
+
+RecordId = Annotated[str, Field(pattern=RECORD_ID_PATTERN, min_length=3, max_length=80)]
+SiteId = Annotated[str, Field(pattern=SITE_ID_PATTERN)]
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+Backend = Literal[
+    "fa2",  # FlashAttention 2 (flash-attn csrc/flash_attn)
+    "fa3",  # FlashAttention 3 (flash-attn hopper/, sgl-kernel's FA3 build)
+    "fa4",  # FlashAttention 4 (flash-attn-4, CuTe DSL; SGLang's vendored copy)
+    "flashinfer",
+    "sdpa",  # torch.nn.functional.scaled_dot_product_attention
+    "flex-attention",
+    "triton",
+    "flashmla",
+    "trtllm",
+    "cutlass-mla",
+    "aiter",
+    "xformers",
+    "cudnn",
+    "sglang",  # SGLang's own dispatch / backend selection layer
+    "vllm",  # vLLM's own dispatch / backend selection layer
+]
+
+GpuArch = Literal[
+    "sm70", "sm75", "sm80", "sm86", "sm87", "sm89", "sm90",
+    "sm100", "sm103", "sm110", "sm120", "sm121", "rocm", "cpu", "any",
+]
+
+SiteKind = Literal[
+    "raise",  # Python raise
+    "assert",  # Python assert with a message
+    "warning",  # warnings.warn
+    "log-error",  # logger.error / logger.exception / logger.critical
+    "log-warning",  # logger.warning
+    "check",  # C++ check macro: TORCH_CHECK, FLASHINFER_CHECK, TVM_FFI_ICHECK, ...
+    "check-warning",  # C++ warning macro: TORCH_WARN, ...
+    "throw",  # C++ throw
+]
+
+VerificationStatus = Literal["unverified", "confirmed", "refuted", "disputed", "error", "skipped"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------- sites (breadth)
+
+
+class Occurrence(_Strict):
+    """Where a site stands in one harvested version."""
+
+    version: NonEmpty
+    lines: list[Annotated[int, Field(ge=1)]] = Field(min_length=1)
+
+
+class Site(_Strict):
+    """One user-visible message that a package's released code can emit."""
+
+    id: SiteId
+    package: NonEmpty
+    path: NonEmpty = Field(description="Path in the upstream repository (not in the wheel).")
+    language: Literal["python", "cpp"]
+    kind: SiteKind
+    error_class: str | None = Field(default=None, description="Exception or warning class users see, when known.")
+    template: NonEmpty = Field(description="Message with parameters as {name} placeholders.")
+    function: str | None = None
+    occurrences: list[Occurrence] = Field(min_length=1, description="Oldest version first.")
+
+    @staticmethod
+    def make_id(package: str, path: str, template: str) -> str:
+        digest = hashlib.sha1(f"{package}\0{path}\0{template}".encode()).hexdigest()[:12]
+        return f"{package}:{digest}"
+
+    @property
+    def versions(self) -> list[str]:
+        return [o.version for o in self.occurrences]
+
+
+# ---------------------------------------------------------------- records (depth)
+
+
+class SourceLocation(_Strict):
+    """Where upstream raises the error, pinned to the release (and git ref) that was read."""
+
+    package: NonEmpty
+    version: NonEmpty = Field(description="Released package version the line number refers to.")
+    repo: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")]
+    path: NonEmpty = Field(description="Path in the upstream repository.")
+    line: int = Field(ge=1)
+    ref: str | None = Field(
+        default=None, description="Git tag or commit whose file matches that release; null when none is known.")
+
+    @computed_field  # derived, so never stored twice
+    @property
+    def url(self) -> str | None:
+        if self.ref is None:
+            return None
+        return f"https://github.com/{self.repo}/blob/{self.ref}/{self.path}#L{self.line}"
+
+
+class AffectedVersions(_Strict):
+    """Versions of one package that raise the error, as far as the harvested releases tell."""
+
+    package: NonEmpty
+    first_seen: NonEmpty = Field(description="Oldest harvested version that raises it.")
+    last_seen: NonEmpty = Field(description="Newest harvested version that raises it.")
+    removed_in: str | None = Field(default=None, description="First harvested version after last_seen.")
+    versions: list[str] = Field(description="Every harvested version that raises it.")
+
+
+class Triggers(_Strict):
+    """When the error fires."""
+
+    conditions: list[NonEmpty] = Field(min_length=1)
+    arguments: list[str] = []
+    dtypes: list[str] = []
+    head_dims: list[str] = []
+    flags: list[str] = Field(default=[], description="Server flags or environment variables involved.")
+
+
+class Fix(_Strict):
+    title: NonEmpty
+    explanation: NonEmpty
+    before: str | None = None
+    after: str | None = None
+    language: Literal["python", "shell", "text"] = "python"
+    caveats: str | None = None
+
+
+class Verification(_Strict):
+    status: VerificationStatus = "unverified"
+    cases: list[str] = []
+    note: str | None = None
+
+
+class Provenance(_Strict):
+    sources: list[NonEmpty] = Field(min_length=1, description="What was read: released files, issues, docs.")
+    read_on: dt.date
+    seed: str | None = Field(default=None, description="Seed record this one started from.")
+    corrections: list[str] = Field(default=[], description="What the seed got wrong.")
+
+
+class Record(_Strict):
+    """A curated explanation of one error, in errkb's own words."""
+
+    id: RecordId
+    title: Annotated[str, Field(min_length=5, max_length=140)]
+    status: Literal["active", "retired"] = "active"
+    retired_note: str | None = None
+    kind: Literal["error", "warning"] = "error"
+    backends: list[Backend] = Field(min_length=1)
+    error_class: NonEmpty
+    message: NonEmpty = Field(description="The message as users see it, with example values.")
+    template: NonEmpty = Field(description="The message with parameters as {name} placeholders.")
+    meaning: NonEmpty
+    triggers: Triggers
+    situations: list[NonEmpty] = Field(min_length=1)
+    fixes: list[Fix] = Field(min_length=1)
+    related: list[RecordId] = []
+    tags: list[Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.+-]*$")]] = []
+    gpu_archs: list[GpuArch] = Field(min_length=1)
+    lint_rules: list[str] = []
+    verification: Verification = Verification()
+    sites: list[SiteId] = Field(
+        min_length=1, description="Harvested sites this record explains; where it is raised and which "
+        "versions raise it are derived from them, never stored twice.")
+    provenance: Provenance
+
+
+class RecordDetail(Record):
+    """A record with the facts derived from its sites, as the API, CLI and web page show it."""
+
+    packages: list[str]
+    raised_at: list[SourceLocation]
+    affected: list[AffectedVersions]
+    sites_missing_in_newest: list[SiteId] = Field(
+        default=[], description="Linked sites absent from their package's newest harvested version.")

@@ -1,0 +1,70 @@
+"""Which upstream packages errkb harvests, and where their files live upstream."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=None)
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    """`**` crosses folders, `*` and `?` stay inside one path segment."""
+    out, i = [], 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+def glob_match(glob: str, path: str) -> bool:
+    return _glob_regex(glob).fullmatch(path) is not None
+
+
+@dataclass(frozen=True)
+class PackageConfig:
+    name: str
+    repo: str  # GitHub owner/name
+    tag: str | None  # release tag format, e.g. "v{version}"; None when releases are not tagged
+    path_map: tuple[tuple[str, str], ...]  # distribution path prefix -> repository path prefix
+    include: tuple[str, ...]  # globs on distribution paths (see glob_match)
+    exclude: tuple[str, ...]
+
+    def in_scope(self, dist_path: str) -> bool:
+        return any(glob_match(g, dist_path) for g in self.include) and not any(
+            glob_match(g, dist_path) for g in self.exclude)
+
+    def repo_path(self, dist_path: str) -> str:
+        for src, dst in self.path_map:
+            if dist_path.startswith(src):
+                return dst + dist_path[len(src):]
+        return dist_path
+
+    def ref_for(self, version: str) -> str | None:
+        return self.tag.format(version=version) if self.tag else None
+
+
+def load_packages(data_dir: Path) -> dict[str, PackageConfig]:
+    raw = json.loads((data_dir / "packages.json").read_text())
+    return {
+        name: PackageConfig(
+            name=name, repo=cfg["repo"], tag=cfg.get("tag"),
+            path_map=tuple(tuple(p) for p in cfg.get("path_map", [])),
+            include=tuple(cfg["include"]), exclude=tuple(cfg.get("exclude", [])))
+        for name, cfg in raw.items()
+    }

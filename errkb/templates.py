@@ -1,0 +1,124 @@
+"""Message templates: `str.format` syntax with named placeholders only.
+
+A template such as ``"head_dim {head_dim} is not supported on sm{arch}"`` is the one stored
+form of a message; its regular expression is derived here, never stored.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from functools import lru_cache
+
+_FORMATTER = string.Formatter()
+# A parameter value is at most one line and a bounded length: this keeps every derived
+# pattern free of catastrophic backtracking on long pasted logs.
+_VALUE = r".{0,256}?"
+_SPACE = re.compile(r"\s+")
+
+
+class TemplateError(ValueError):
+    """A template that is not a valid errkb template."""
+
+
+def parse(template: str) -> list[tuple[str, str | None]]:
+    """Split a template into (literal, placeholder-or-None) pairs."""
+    try:
+        parts = list(_FORMATTER.parse(template))
+    except ValueError as exc:
+        raise TemplateError(f"bad template {template!r}: {exc}") from None
+    out = []
+    for literal, field, _spec, _conv in parts:
+        if field is not None and not field.isidentifier():
+            raise TemplateError(f"placeholder {{{field}}} in {template!r} is not a plain name")
+        out.append((literal, field))
+    return out
+
+
+def placeholders(template: str) -> list[str]:
+    """Placeholder names in order of first appearance."""
+    seen: list[str] = []
+    for _literal, field in parse(template):
+        if field and field not in seen:
+            seen.append(field)
+    return seen
+
+
+def literal_text(template: str) -> str:
+    """The template with its placeholders removed: what any instance surely contains."""
+    return "".join(literal for literal, _ in parse(template))
+
+
+def escape(text: str) -> str:
+    """Make arbitrary text safe to use as a template literal."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _literal_regex(literal: str, possessive: bool = False) -> str:
+    # Whitespace drifts when messages are wrapped or logged: any run matches any run.
+    # Possessive runs (search patterns) never give characters back, so long runs of
+    # blanks cannot multiply the work.
+    return (r"\s++" if possessive else r"\s+").join(re.escape(chunk) for chunk in _SPACE.split(literal))
+
+
+@lru_cache(maxsize=None)
+def to_regex(template: str) -> re.Pattern[str]:
+    """The exact pattern, one named group per placeholder: use it with `fullmatch`."""
+    pieces: list[str] = []
+    used: set[str] = set()
+    for literal, field in parse(template):
+        if literal:
+            pieces.append(_literal_regex(literal))
+        if field is not None:
+            pieces.append(_VALUE if field in used else f"(?P<{field}>{_VALUE})")
+            used.add(field)
+    return re.compile("".join(pieces))
+
+
+def _stop(literal: str) -> str:
+    """Lookahead body that is true where `literal` starts (after optional blanks)."""
+    core = literal.strip()
+    return r"\s" if not core else r"\s*+" + _literal_regex(core, possessive=True)
+
+
+@lru_cache(maxsize=None)
+def search_regex(template: str) -> re.Pattern[str]:
+    """A pattern to find the message inside long text without backtracking blow-ups.
+
+    A value is taken greedily and possessively, a blank run or one character at a time, and
+    stops before the literal that follows it or a repeat of the literal that precedes it;
+    so each value is scanned once, and a text full of near-misses costs little. A leading
+    value is one token; a trailing value runs to the end of the line. Values hold at most
+    64 steps (the trailing one 256 characters); longer ones are left to fuzzy matching.
+    """
+    parts = parse(template)
+    pieces: list[str] = []
+    used: set[str] = set()
+    for i, (literal, field) in enumerate(parts):
+        if literal:
+            pieces.append(_literal_regex(literal, possessive=True))
+        if field is None:
+            continue
+        following = parts[i + 1][0] if i + 1 < len(parts) else None
+        if following is None:
+            body = r"[^\n]{0,256}"
+        elif not following:  # two placeholders side by side: split lazily
+            body = r"\S{0,3}?"
+        elif i == 0 and not literal:
+            body = rf"(?<!\S)(?:(?!{_stop(following)})\S){{1,64}}+"
+        else:
+            stops = _stop(following) + (f"|{_stop(literal)}" if literal.strip() else "")
+            body = rf"(?:(?!{stops})(?:\s++|[^\s])){{0,64}}+"
+        pieces.append(f"(?:{body})" if field in used else f"(?P<{field}>{body})")
+        used.add(field)
+    return re.compile("".join(pieces))
+
+
+def fullmatch(template: str, message: str) -> dict[str, str] | None:
+    """Parameter values when `message` is an instance of `template`, else None."""
+    m = to_regex(template).fullmatch(message.strip())
+    return None if m is None else m.groupdict()
+
+
+def render(template: str, values: dict[str, object]) -> str:
+    return template.format(**values)

@@ -1,0 +1,183 @@
+"""Dataset validation: everything `errkb validate` and the test suite refuse to ship."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jsonschema
+from pydantic import ValidationError
+
+from errkb import store, templates
+from errkb.ids import IDS_FILE, issued_ids
+from errkb.dataset import Dataset
+from errkb.harvest.fingerprints import line_hash, normalise
+from errkb.model import Record, Site
+from errkb.schema import load_schema
+
+PATTERN_BUDGET_S = 0.050
+ADVERSARIAL_BYTES = 64 * 1024
+
+
+@dataclass
+class Report:
+    records: int = 0
+    sites: int = 0
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- single checks
+
+
+def adversarial_inputs(template: str) -> list[str]:
+    """64 KiB texts that almost match the template's pattern, to expose backtracking."""
+    literals = [lit for lit, _ in templates.parse(template) if lit]
+    if not literals:
+        return ["x" * ADVERSARIAL_BYTES]
+    near = "".join(lit + "x" * 7 for lit in literals[:-1]) + literals[-1][:-1]
+    texts = [near, literals[0], literals[0] + "y" * 300, " " * 40 + literals[0]]
+    return [(t * (ADVERSARIAL_BYTES // max(1, len(t)) + 1))[:ADVERSARIAL_BYTES] for t in texts]
+
+
+def pattern_seconds(template: str, pattern: re.Pattern[str] | None = None) -> float:
+    """Worst time to search the template's pattern through its adversarial inputs."""
+    pattern = pattern or templates.search_regex(template)
+    worst = 0.0
+    for text in adversarial_inputs(template):
+        best = float("inf")
+        for _ in range(3):  # best of three, so a busy machine does not fail the data
+            start = time.perf_counter()
+            pattern.search(text)
+            best = min(best, time.perf_counter() - start)
+            if best <= PATTERN_BUDGET_S:
+                break
+        worst = max(worst, best)
+    return worst
+
+
+def text_fields(record: Record) -> list[tuple[str, str]]:
+    """(field path, text) for every free-text field a person wrote."""
+    out = [("title", record.title), ("meaning", record.meaning)]
+    out += [(f"triggers.conditions[{i}]", c) for i, c in enumerate(record.triggers.conditions)]
+    out += [(f"situations[{i}]", s) for i, s in enumerate(record.situations)]
+    for i, fix in enumerate(record.fixes):
+        for name in ("title", "explanation", "before", "after", "caveats"):
+            value = getattr(fix, name)
+            if value:
+                out.append((f"fixes[{i}].{name}", value))
+    return out
+
+
+def copied_lines(record: Record, fingerprints: set[str]) -> list[str]:
+    """Fields containing a line that also stands, verbatim, near an upstream site."""
+    hits = []
+    for name, text in text_fields(record):
+        for line in text.splitlines():
+            norm = normalise(line)
+            if norm and line_hash(norm) in fingerprints:
+                hits.append(f"{name}: {norm[:80]!r}")
+    return hits
+
+
+# ---------------------------------------------------------------- whole dataset
+
+
+def _load_record_files(data_dir: Path, report: Report) -> list[Record]:
+    schema = load_schema(data_dir, "record.schema.json")
+    validator = jsonschema.Draft202012Validator(schema)
+    records = []
+    for path in store.record_paths(data_dir):
+        rel = path.relative_to(data_dir)
+        try:
+            raw = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            report.errors.append(f"{rel}: not JSON: {exc}")
+            continue
+        for err in validator.iter_errors(raw):
+            report.errors.append(f"{rel}: schema: {'/'.join(map(str, err.path))}: {err.message}")
+        try:
+            record = Record.model_validate(raw)
+        except ValidationError as exc:
+            report.errors.append(f"{rel}: model: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
+            continue
+        if path.stem != record.id:
+            report.errors.append(f"{rel}: file name does not match id {record.id!r}")
+        records.append(record)
+    return records
+
+
+def _check_ids(data_dir: Path, records: list[Record], report: Report) -> None:
+    seen: dict[str, str] = {}
+    for record in records:
+        key = record.id.lower()
+        if key in seen:
+            report.errors.append(f"duplicate record id {record.id!r}")
+        seen[key] = record.id
+    registered = issued_ids(data_dir)
+    for rid in sorted(set(registered) - set(seen.values())):
+        report.errors.append(f"id {rid!r} was issued (data/{IDS_FILE}) but its record is gone: "
+                             "ids never change or disappear; retire the record instead")
+    for rid in sorted(set(seen.values()) - set(registered)):
+        report.errors.append(f"id {rid!r} is not registered in data/{IDS_FILE} (run `errkb register`)")
+
+
+def _check_sites(ds: Dataset, report: Report) -> None:
+    for site in ds.sites.values():
+        if site.package not in ds.packages:
+            report.errors.append(f"site {site.id}: unknown package {site.package!r}")
+        if Site.make_id(site.package, site.path, site.template) != site.id:
+            report.errors.append(f"site {site.id}: id does not match its package, path and template")
+        for occ in site.occurrences:
+            if occ.version not in ds.manifest.get(site.package, {}):
+                report.errors.append(f"site {site.id}: version {occ.version} was never harvested")
+
+
+def _check_record(ds: Dataset, record: Record, fingerprints: set[str], report: Report) -> None:
+    rid = record.id
+    try:
+        if templates.fullmatch(record.template, record.message) is None:
+            report.errors.append(f"{rid}: message does not match its own template")
+    except templates.TemplateError as exc:
+        report.errors.append(f"{rid}: {exc}")
+        return
+    linked = []
+    for sid in record.sites:
+        if sid in ds.sites:
+            linked.append(ds.sites[sid])
+        else:
+            report.errors.append(f"{rid}: linked site {sid} does not exist")
+    if linked and not any(templates.fullmatch(s.template, record.message) is not None for s in linked):
+        report.errors.append(f"{rid}: message matches none of its linked sites' templates")
+    for other in record.related:
+        if other == rid:
+            report.errors.append(f"{rid}: related to itself")
+        elif other not in ds.records_by_id:
+            report.errors.append(f"{rid}: related id {other!r} does not exist")
+    for hit in copied_lines(record, fingerprints):
+        report.errors.append(f"{rid}: carries upstream source code in {hit}")
+    seconds = pattern_seconds(record.template)
+    if seconds > PATTERN_BUDGET_S:
+        report.errors.append(f"{rid}: pattern takes {seconds * 1000:.0f} ms on a 64 KiB adversarial input")
+    for sid in ds.detail(record).sites_missing_in_newest:
+        report.warnings.append(f"{rid}: site {sid} is gone from {ds.sites[sid].package}'s newest harvested version")
+
+
+def validate(data_dir: Path) -> Report:
+    report = Report()
+    records = _load_record_files(data_dir, report)
+    try:
+        ds = Dataset.load(data_dir, records=records)
+    except (ValidationError, ValueError, OSError) as exc:
+        report.errors.append(f"dataset does not load: {exc}")
+        return report
+    report.records, report.sites = len(records), len(ds.sites)
+    _check_ids(data_dir, records, report)
+    _check_sites(ds, report)
+    fingerprints = store.read_fingerprints(data_dir)
+    for record in records:
+        _check_record(ds, record, fingerprints, report)
+    return report

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Re-harvest every package errkb covers from released upstream code.
+# Downloads go to $CACHE (default ../cache/dl); nothing downloaded is committed.
+#   scripts/harvest-all.sh            download what is missing, then harvest
+# flash-attn (FA2 csrc/ + FA3 hopper/) is read from git tags of a Dao-AILab/flash-attention
+# clone at $FA_REPO, because its sdists do not ship hopper/.
+# PyTorch's C++ SDPA checks (aten/src/ATen/native/transformers) are harvested from a folder
+# per release under $CACHE/torch-cpp/<version>/ when present.
+set -euo pipefail
+CACHE=${CACHE:-../cache/dl}
+FA_REPO=${FA_REPO:-../.mirror/Dao-AILab+flash-attention/repo}
+ERRKB=${ERRKB:-.venv/bin/errkb}
+plat=(--only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_34_x86_64)
+
+fetch_wheel() {  # package version folder [pip args...]
+  local pkg=$1 ver=$2 dir=$CACHE/$3; shift 3
+  ls "$dir"/*"$ver"* >/dev/null 2>&1 || python3 -m pip download -q --no-deps "$@" -d "$dir" "$pkg==$ver"
+  ls "$dir"/*-"$ver"[-.]* | head -1
+}
+fetch_sdist() {  # package version folder: sdists straight from the index (no metadata build)
+  local pkg=$1 ver=$2 dir=$CACHE/$3 url
+  mkdir -p "$dir"
+  if ! ls "$dir"/*-"$ver".tar.gz >/dev/null 2>&1; then
+    url=$(curl -s -H "Accept: application/vnd.pypi.simple.v1+json" "https://pypi.org/simple/$pkg/" |
+      python3 -c "import json,sys; print(next(f['url'] for f in json.load(sys.stdin)['files'] if f['filename'].endswith('-$ver.tar.gz')))")
+    (cd "$dir" && curl -sO "$url")
+  fi
+  ls "$dir"/*-"$ver".tar.gz
+}
+
+[ -n "${ONLY:-}" ] || for v in 0.5.20 0.5.22 0.5.23; do $ERRKB harvest sglang $v "$(fetch_wheel sglang $v sglang "${plat[@]}")"; done
+for v in 0.4.8 0.4.9 0.4.10; do $ERRKB harvest sglang-kernel $v "$(fetch_wheel sglang-kernel $v sglang-kernel "${plat[@]}")"; done
+for v in 0.3.21; do $ERRKB harvest sgl-kernel $v "$(fetch_wheel sgl-kernel $v sgl-kernel "${plat[@]}")"; done
+for v in 2.8.0.post2 2.8.2 2.8.3; do $ERRKB harvest flash-attn $v "git:$FA_REPO@v$v"; done
+for v in 4.0.0b20 4.0.0b30 4.0.0b36; do $ERRKB harvest flash-attn-4 $v "$(fetch_wheel flash-attn-4 $v flash-attn-4 --pre)"; done
+for v in 0.6.16 0.7.0 0.7.4; do $ERRKB harvest flashinfer-python $v "$(fetch_wheel flashinfer-python $v flashinfer)"; done
+for v in 0.30.0 0.32.0 0.33.0; do $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done
+for v in 2.9.1 2.10.0 2.11.0; do
+  $ERRKB harvest torch $v "$(fetch_wheel torch $v torch --only-binary=:all: --platform macosx_11_0_arm64 --python-version 3.12)"
+done
+for d in "$CACHE"/torch-cpp/*/; do
+  [ -d "$d" ] && $ERRKB harvest pytorch-aten "$(basename "$d")" "$d"
+done
+$ERRKB stats

@@ -1,0 +1,31 @@
+"""Shared fixtures: the shipped dataset, and throw-away copies of it to break on purpose."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from errkb import store
+from errkb.dataset import Dataset
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return store.default_data_dir()
+
+
+@pytest.fixture(scope="session")
+def dataset(data_dir: Path) -> Dataset:
+    return Dataset.load(data_dir)
+
+
+@pytest.fixture
+def data_copy(tmp_path: Path, data_dir: Path) -> Path:
+    """A private copy of the dataset that a test may change."""
+    dest = tmp_path / "data"
+    shutil.copytree(data_dir, dest, ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
+    return dest

@@ -1,0 +1,63 @@
+import textwrap
+
+from errkb.harvest.cpp_sites import collect_macros, extract
+
+HEADER = textwrap.dedent('''
+    #define CHECK_SHAPE(x, ...) TORCH_CHECK(x.sizes() == torch::IntArrayRef({__VA_ARGS__}), #x " must have shape (" #__VA_ARGS__ ")")
+    #define CHECK_DEVICE(x) TORCH_CHECK(x.is_cuda(), #x " must be on CUDA")
+''')
+
+SOURCE = textwrap.dedent('''
+    // TORCH_CHECK(false, "commented out");
+    void mha_fwd(at::Tensor q, int head_size) {
+        TORCH_CHECK(head_size <= 256, "FlashAttention forward only supports head dimension at most 256");
+        TORCH_CHECK(q.dtype() == torch::kFloat16 || q.dtype() == torch::kBFloat16,
+                    "FlashAttention only support fp16 and bf16 data type, got ", q.dtype());
+        CHECK_SHAPE(q, batch_size, seqlen_q, num_heads, head_size);
+        TORCH_CHECK_NOT_IMPLEMENTED(head_size % 8 == 0, "head_size must be a multiple of 8");
+        TORCH_CHECK(q.is_contiguous());
+        /* TORCH_WARN("block comment"); */
+        TORCH_WARN("Memory efficient kernel not used because: ", "head_dim ", head_size, " too large");
+    }
+    void plan(int page_size) {
+        TVM_FFI_ICHECK_EQ(page_size, 16) << "page_size must be 16, got " << page_size;
+        std::ostringstream err_msg;
+        err_msg << "Unsupported head_dim: " << page_size;
+        FLASHINFER_ERROR(err_msg.str());
+        throw std::invalid_argument("Unsupported layout " + std::to_string(page_size));
+    }
+''')
+
+
+def sites():
+    return {s.line: s for s in extract("csrc/api.cpp", SOURCE, collect_macros(HEADER))}
+
+
+def test_torch_check_messages_and_classes():
+    s = sites()
+    assert s[4].template == "FlashAttention forward only supports head dimension at most 256"
+    assert s[4].error_class == "RuntimeError" and s[4].function == "mha_fwd"
+    assert s[5].template == "FlashAttention only support fp16 and bf16 data type, got {q_dtype}"
+    assert (s[8].error_class, s[8].template) == ("NotImplementedError", "head_size must be a multiple of 8")
+
+
+def test_project_macros_are_expanded_with_stringised_arguments():
+    assert sites()[7].template == "q must have shape (batch_size, seqlen_q, num_heads, head_size)"
+
+
+def test_check_without_message_prints_its_condition():
+    assert sites()[9].template == "Expected q.is_contiguous() to be true, but got false."
+
+
+def test_comments_are_ignored_and_lines_kept():
+    s = sites()
+    assert 2 not in s and 10 not in s
+    assert s[11].kind == "check-warning"
+    assert s[11].template == "Memory efficient kernel not used because: head_dim {head_size} too large"
+
+
+def test_stream_checks_ostringstream_and_throw():
+    s = sites()
+    assert s[14].template == "page_size must be 16, got {page_size}"
+    assert s[17].template == "Unsupported head_dim: {page_size}"
+    assert (s[18].error_class, s[18].template) == ("ValueError", "Unsupported layout {page_size}")

@@ -1,0 +1,113 @@
+"""Validation refuses each kind of bad data; the shipped dataset passes."""
+
+import json
+import shutil
+
+import pytest
+
+from errkb import store, validate as validate_mod
+from errkb.harvest.fingerprints import line_hash, normalise
+from errkb.validate import validate
+
+EXAMPLE = "sglang-fa4-kvcache-batch-idx-leftpad"
+
+
+def test_shipped_dataset_is_valid(data_dir):
+    report = validate(data_dir)
+    assert report.errors == []
+    assert report.records >= 1 and report.sites > 0
+
+
+def _example_path(data):
+    return next(data.glob(f"records/*/{EXAMPLE}.json"))
+
+
+def _edit(data, change):
+    path = _example_path(data)
+    raw = json.loads(path.read_text())
+    change(raw)
+    path.write_text(json.dumps(raw))
+
+
+def _errors(data):
+    return "\n".join(validate(data).errors)
+
+
+def test_message_must_match_its_template(data_copy):
+    _edit(data_copy, lambda r: r.update(message="something else entirely"))
+    assert "does not match its own template" in _errors(data_copy)
+
+
+def test_message_must_match_a_linked_site(data_copy):
+    _edit(data_copy, lambda r: r.update(message="Totally different text.", template="Totally different text."))
+    assert "matches none of its linked sites" in _errors(data_copy)
+
+
+def test_linked_sites_and_related_ids_must_exist(data_copy):
+    _edit(data_copy, lambda r: r.update(sites=r["sites"] + ["sglang:000000000000"], related=["no-such-record"]))
+    errors = _errors(data_copy)
+    assert "linked site sglang:000000000000 does not exist" in errors
+    assert "related id 'no-such-record' does not exist" in errors
+
+
+def test_schema_errors_are_reported(data_copy):
+    _edit(data_copy, lambda r: r.update(gpu_archs=["sm999"]))
+    assert "schema: gpu_archs/0" in _errors(data_copy)
+
+
+def test_duplicate_ids_are_refused(data_copy):
+    path = _example_path(data_copy)
+    copy = data_copy / "records" / "other" / path.name
+    copy.parent.mkdir()
+    shutil.copy(path, copy)
+    assert f"duplicate record id '{EXAMPLE}'" in _errors(data_copy)
+
+
+def test_ids_never_disappear(data_copy):
+    _example_path(data_copy).unlink()
+    assert f"id '{EXAMPLE}' was issued" in _errors(data_copy)
+
+
+def test_new_ids_must_be_registered(data_copy):
+    ids = data_copy / "ids.txt"
+    ids.write_text(ids.read_text().replace(EXAMPLE + "\n", ""))
+    assert f"id '{EXAMPLE}' is not registered" in _errors(data_copy)
+
+
+def test_file_name_must_be_the_id(data_copy):
+    path = _example_path(data_copy)
+    path.rename(path.with_name("renamed.json"))
+    assert "file name does not match id" in _errors(data_copy)
+
+
+def test_copied_upstream_code_is_refused(data_copy):
+    upstream = "    if cache_batch_idx is not None or cache_leftpad is not None:"
+    fp = data_copy / "sites" / "zz-test.fp"
+    fp.write_text(line_hash(normalise(upstream)) + "\n")
+
+    def paste(raw):
+        raw["fixes"][0]["before"] = "out = f(q)\n" + upstream
+    _edit(data_copy, paste)
+    assert "carries upstream source code in fixes[0].before" in _errors(data_copy)
+
+
+def test_slow_patterns_are_refused(data_copy, monkeypatch):
+    monkeypatch.setattr(validate_mod, "pattern_seconds", lambda template: 0.2)
+    assert "pattern takes 200 ms on a 64 KiB adversarial input" in _errors(data_copy)
+
+
+def test_timing_catches_quadratic_backtracking(monkeypatch):
+    import re
+    monkeypatch.setattr(validate_mod, "ADVERSARIAL_BYTES", 16 * 1024)  # keep the test short
+    quadratic = re.compile(r"[\w ]*!")  # retries the whole rest of the text from every position
+    assert validate_mod.pattern_seconds("FA4 path", quadratic) > validate_mod.PATTERN_BUDGET_S
+
+
+def test_derived_patterns_stay_fast_on_adversarial_input(dataset):
+    for record in dataset.records:
+        assert validate_mod.pattern_seconds(record.template) < validate_mod.PATTERN_BUDGET_S
+
+
+def test_unparsable_record_is_reported_not_fatal(data_copy):
+    _example_path(data_copy).write_text("{not json")
+    assert "not JSON" in _errors(data_copy)
