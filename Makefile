@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve test validate clean
+.PHONY: install serve test validate browser clean
 
 install: $(STAMP)
 
@@ -19,8 +19,13 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(BIN)/errkb serve --host $(HOST) --port $(PORT)
 
+# The web page is tested in a real headless Chromium from Debian's packages (no downloads).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null)
+
 # pytest exits 5 when it collected nothing: that must fail, not pass silently.
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/errkb validate
 	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 

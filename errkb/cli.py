@@ -47,6 +47,15 @@ def cmd_register(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_link(args: argparse.Namespace) -> int:
+    """Link every record to all sites that carry its sites' exact templates."""
+    from errkb.linking import link_copies
+
+    for rid, extra in link_copies(_data_dir(args)).items():
+        print(f"{rid}: +{len(extra)} ({', '.join(extra)})")
+    return 0
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     from errkb.stats import compute_stats
 
@@ -87,6 +96,46 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Explain an error: TEXT, or standard input when TEXT is '-' or absent and stdin is piped."""
+    from errkb.explain import format_explained
+    from errkb.kb import KnowledgeBase
+
+    if args.text and args.text != ["-"]:
+        text = " ".join(args.text)
+    elif args.text == ["-"] or not sys.stdin.isatty():
+        text = sys.stdin.read()
+    else:
+        print("errkb explain: give the error text, or pipe it in (errkb explain - < log.txt)", file=sys.stderr)
+        return 2
+    hits = KnowledgeBase.load(_data_dir(args)).explain(text, args.limit)
+    print(format_explained(hits, args.format))
+    return 0 if hits else 1
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from errkb.dataset import Dataset
+    from errkb.explain import format_record
+
+    ds = Dataset.load(_data_dir(args))
+    record = ds.records_by_id.get(args.id)
+    if record is None:
+        print(f"errkb show: no record {args.id!r}", file=sys.stderr)
+        return 2
+    print(format_record(ds.detail(record), args.format))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from errkb.api.app import create_app
+
+    uvicorn.run(create_app(Path(args.data_dir) if args.data_dir else None), host=args.host, port=args.port,
+                log_level="info")
+    return 0
+
+
 def cmd_sites(args: argparse.Namespace) -> int:
     """Find harvested sites whose template contains TEXT (for linking records)."""
     needle = args.text.lower()
@@ -115,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("register", help="issue ids for new records (append to data/ids.txt)")
     p.set_defaults(func=cmd_register)
 
+    p = sub.add_parser("link", help="link records to every copy of their sites' messages (after a harvest)")
+    p.set_defaults(func=cmd_link)
+
     p = sub.add_parser("stats", help="dataset counts")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(func=cmd_stats)
@@ -129,6 +181,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="print the JSON Schemas, or --write them to data/schema")
     p.add_argument("--write", action="store_true")
     p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("explain", help="match a pasted error or traceback to records")
+    p.add_argument("text", nargs="*", help="the error text; '-' or nothing (with a pipe) reads stdin")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--limit", type=int, default=3)
+    p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("show", help="show one record")
+    p.add_argument("id")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("serve", help="serve the REST API and the web page")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("sites", help="find harvested sites by message text")
     p.add_argument("text")

@@ -15,6 +15,7 @@ _FORMATTER = string.Formatter()
 # pattern free of catastrophic backtracking on long pasted logs.
 _VALUE = r".{0,256}?"
 _SPACE = re.compile(r"\s+")
+MAX_VALUE_STEPS = 200  # characters or blank runs in one value of a search pattern
 
 
 class TemplateError(ValueError):
@@ -89,14 +90,19 @@ def search_regex(template: str) -> re.Pattern[str]:
     stops before the literal that follows it or a repeat of the literal that precedes it;
     so each value is scanned once, and a text full of near-misses costs little. A leading
     value is one token; a trailing value runs to the end of the line. Values hold at most
-    64 steps (the trailing one 256 characters); longer ones are left to fuzzy matching.
+    MAX_VALUE_STEPS steps (the trailing one 256 characters); longer ones are left to fuzzy matching.
     """
     parts = parse(template)
     pieces: list[str] = []
     used: set[str] = set()
     for i, (literal, field) in enumerate(parts):
         if literal:
-            pieces.append(_literal_regex(literal, possessive=True))
+            lit = _literal_regex(literal, possessive=True)
+            if i == 0 and re.match(r"\w", literal):
+                lit = r"(?<!\w)" + lit  # "out tensor ..." must not match inside "dout tensor ..."
+            if i == len(parts) - 1 and field is None and re.search(r"\w$", literal):
+                lit += r"(?!\w)"
+            pieces.append(lit)
         if field is None:
             continue
         following = parts[i + 1][0] if i + 1 < len(parts) else None
@@ -105,10 +111,10 @@ def search_regex(template: str) -> re.Pattern[str]:
         elif not following:  # two placeholders side by side: split lazily
             body = r"\S{0,3}?"
         elif i == 0 and not literal:
-            body = rf"(?<!\S)(?:(?!{_stop(following)})\S){{1,64}}+"
+            body = rf"(?<!\S)(?:(?!{_stop(following)})\S){{1,{MAX_VALUE_STEPS}}}+"
         else:
             stops = _stop(following) + (f"|{_stop(literal)}" if literal.strip() else "")
-            body = rf"(?:(?!{stops})(?:\s++|[^\s])){{0,64}}+"
+            body = rf"(?:(?!{stops})(?:\s++|[^\s])){{0,{MAX_VALUE_STEPS}}}+"
         pieces.append(f"(?:{body})" if field in used else f"(?P<{field}>{body})")
         used.add(field)
     return re.compile("".join(pieces))

@@ -19,6 +19,7 @@ from errkb.model import Record, Site
 from errkb.schema import load_schema
 
 PATTERN_BUDGET_S = 0.050
+LONG_COPIED_LINE = 60
 ADVERSARIAL_BYTES = 64 * 1024
 
 
@@ -73,13 +74,20 @@ def text_fields(record: Record) -> list[tuple[str, str]]:
 
 
 def copied_lines(record: Record, fingerprints: set[str]) -> list[str]:
-    """Fields containing a line that also stands, verbatim, near an upstream site."""
+    """Fields that reproduce upstream code: two or more consecutive lines that stand verbatim
+    near an upstream site, or one such line of 60+ characters. A lone short line is an idiom
+    anyone writes (`major, _ = torch.cuda.get_device_capability()`), not a copy."""
     hits = []
     for name, text in text_fields(record):
-        for line in text.splitlines():
+        run: list[str] = []
+        for line in [*text.splitlines(), ""]:
             norm = normalise(line)
             if norm and line_hash(norm) in fingerprints:
-                hits.append(f"{name}: {norm[:80]!r}")
+                run.append(norm)
+                continue
+            if len(run) >= 2 or any(len(r) >= LONG_COPIED_LINE for r in run):
+                hits.append(f"{name}: {run[0][:80]!r}" + (f" (+{len(run) - 1} lines)" if len(run) > 1 else ""))
+            run = []
     return hits
 
 

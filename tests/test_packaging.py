@@ -38,6 +38,10 @@ def test_installed_wheel_serves_its_embedded_dataset(wheel, tmp_path):
                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     stats = json.loads(proc.stdout)
     assert stats["records"] == len(list((REPO / "data" / "records").glob("*/*.json")))
+    probe = ("import errkb.api.app as a, errkb.store as s, pathlib; a.create_app(); "
+             "print(s.default_data_dir(), (pathlib.Path(a.__file__).parent / 'static' / 'app.js').exists())")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(target / "errkb" / "data"), "True"]
     assert str(target) in subprocess.run(
         [sys.executable, "-c", "import errkb.store as s; print(s.default_data_dir())"],
         cwd=tmp_path, env=env, capture_output=True, text=True).stdout

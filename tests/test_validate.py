@@ -80,15 +80,25 @@ def test_file_name_must_be_the_id(data_copy):
     assert "file name does not match id" in _errors(data_copy)
 
 
-def test_copied_upstream_code_is_refused(data_copy):
-    upstream = "    if cache_batch_idx is not None or cache_leftpad is not None:"
-    fp = data_copy / "sites" / "zz-test.fp"
-    fp.write_text(line_hash(normalise(upstream)) + "\n")
+UPSTREAM = ["    if cache_batch_idx is not None or cache_leftpad is not None:",
+            "        raise NotImplementedError(\"no batch indices here, sorry\")"]
 
-    def paste(raw):
-        raw["fixes"][0]["before"] = "out = f(q)\n" + upstream
-    _edit(data_copy, paste)
+
+def _fingerprint(data, lines):
+    (data / "sites" / "zz-test.fp").write_text("".join(line_hash(normalise(l)) + "\n" for l in lines))
+
+
+def test_copied_upstream_block_is_refused(data_copy):
+    _fingerprint(data_copy, UPSTREAM)
+    _edit(data_copy, lambda raw: raw["fixes"][0].update(before="out = f(q)\n" + "\n".join(UPSTREAM)))
     assert "carries upstream source code in fixes[0].before" in _errors(data_copy)
+
+
+def test_one_short_common_line_is_not_a_copy(data_copy):
+    idiom = "major, _ = torch.cuda.get_device_capability()"
+    _fingerprint(data_copy, [idiom])
+    _edit(data_copy, lambda raw: raw["fixes"][0].update(before=idiom + "\nout = f(q)"))
+    assert "carries upstream source code" not in _errors(data_copy)
 
 
 def test_slow_patterns_are_refused(data_copy, monkeypatch):

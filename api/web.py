@@ -1,0 +1,76 @@
+"""HTML pages: the paste page and one permalink page per record. No front-end build step."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import FileResponse, HTMLResponse
+
+from errkb.api.deps import get_kb
+from errkb.kb import KnowledgeBase
+from errkb.model import RecordDetail
+
+router = APIRouter(include_in_schema=False)
+STATIC = Path(__file__).parent / "static"
+
+
+@router.get("/")
+def index() -> FileResponse:
+    return FileResponse(STATIC / "index.html")
+
+
+def _page(title: str, body: str) -> str:
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)} · errkb</title>'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<link rel="stylesheet" href="/static/style.css"></head><body><header><a href="/">errkb</a></header>'
+            f"<main>{body}</main></body></html>")
+
+
+def _list(items: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>" if items else ""
+
+
+def render_record(d: RecordDetail) -> str:
+    parts = [f'<article class="record" id="{escape(d.id)}">',
+             f"<h1>{escape(d.title)}</h1>",
+             f'<p class="meta"><span class="badge status-{escape(d.verification.status)}">{escape(d.verification.status)}</span> '
+             f"<code>{escape(d.error_class)}</code> · {escape(', '.join(d.backends))} · <code>{escape(d.id)}</code></p>",
+             f'<pre class="message">{escape(d.message)}</pre>',
+             f"<h2>What it means</h2><p>{escape(d.meaning)}</p>",
+             "<h2>When it happens</h2>" + _list(d.triggers.conditions)]
+    if d.situations:
+        parts.append("<h3>Common situations</h3>" + _list(d.situations))
+    parts.append("<h2>Fixes</h2>")
+    for fix in d.fixes:
+        parts.append(f'<section class="fix"><h3>{escape(fix.title)}</h3><p>{escape(fix.explanation)}</p>')
+        if fix.before:
+            parts.append(f'<p class="label">Before</p><pre><code>{escape(fix.before)}</code></pre>')
+        if fix.after:
+            parts.append(f'<p class="label">After</p><pre><code>{escape(fix.after)}</code></pre>')
+        if fix.caveats:
+            parts.append(f'<p class="caveat">{escape(fix.caveats)}</p>')
+        parts.append("</section>")
+    parts.append("<h2>Where it is raised</h2><ul>")
+    for loc in d.raised_at:
+        where = f"{loc.package} {loc.version}: {loc.path}:{loc.line}"
+        parts.append(f'<li><a href="{escape(loc.url)}">{escape(where)}</a></li>' if loc.url else f"<li>{escape(where)}</li>")
+    parts.append("</ul><h2>Versions</h2><ul>")
+    for a in d.affected:
+        removed = f", gone in {a.removed_in}" if a.removed_in else ""
+        parts.append(f"<li>{escape(a.package)}: {escape(a.first_seen)} … {escape(a.last_seen)}{escape(removed)}</li>")
+    parts.append("</ul>")
+    if d.related:
+        parts.append("<h2>Related</h2><ul>" + "".join(
+            f'<li><a href="/errors/{escape(r)}">{escape(r)}</a></li>' for r in d.related) + "</ul>")
+    parts.append(f'<p class="provenance">Read on {d.provenance.read_on}: {escape("; ".join(d.provenance.sources))}</p></article>')
+    return "".join(parts)
+
+
+@router.get("/errors/{record_id}", response_class=HTMLResponse)
+def record_page(record_id: str, kb: KnowledgeBase = Depends(get_kb)) -> HTMLResponse:
+    detail = kb.details.get(record_id)
+    if detail is None:
+        return HTMLResponse(_page("Not found", f"<p>No record <code>{escape(record_id)}</code>.</p>"), 404)
+    return HTMLResponse(_page(detail.title, render_record(detail)))

@@ -1,0 +1,109 @@
+"""API throughput: /v1/match against /v1/health, side by side, in one run, on loopback.
+
+    .venv/bin/python bench/api_bench.py [--seconds 10] [--connections 16]
+
+Starts one `errkb serve` (uvicorn, one worker) on a free loopback port and drives it with
+wrk (Debian's `wrk` package), first GET /v1/health, then POST /v1/match with realistic pastes
+(rotated per request by a small Lua script), then health again. Every run is bounded in time.
+The ratio match/health says how much of the server's capacity matching itself costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from errkb import templates  # noqa: E402
+from errkb.dataset import Dataset  # noqa: E402
+from match_bench import make_paste  # noqa: E402
+
+LUA = """
+local bodies = {}
+for line in io.lines("%s") do bodies[#bodies + 1] = line end
+local i = 0
+request = function()
+  i = i %% #bodies + 1
+  return wrk.format("POST", "/v1/match", {["Content-Type"] = "application/json"}, bodies[i])
+end
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wrk(url: str, seconds: int, connections: int, script: str | None = None) -> float:
+    cmd = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s"]
+    if script:
+        cmd += ["-s", script]
+    out = subprocess.run(cmd + [url], capture_output=True, text=True, timeout=seconds + 30).stdout
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if errors:
+        raise SystemExit(f"{errors.group(1)} failed requests:\n{out}")
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--pastes", type=int, default=200)
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        raise SystemExit("needs wrk: apt-get install wrk")
+
+    rng = random.Random(7)
+    ds = Dataset.load()
+    pool = [s for s in ds.sites.values() if len(templates.literal_text(s.template)) >= 20]
+    tmp = Path(tempfile.mkdtemp())
+    bodies = tmp / "bodies.txt"
+    bodies.write_text("\n".join(json.dumps({"text": make_paste(s, rng), "limit": 5})
+                                for s in rng.sample(pool, args.pastes)) + "\n")
+    script = tmp / "match.lua"
+    script.write_text(LUA % bodies)
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "errkb.cli", "serve", "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(base + "/v1/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        wrk(base + "/v1/health", 2, args.connections)  # warm-up
+        wrk(base + "/", 2, args.connections, str(script))
+        health1 = wrk(base + "/v1/health", args.seconds, args.connections)
+        match = wrk(base + "/", args.seconds, args.connections, str(script))
+        health2 = wrk(base + "/v1/health", args.seconds, args.connections)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    health = (health1 + health2) / 2
+    print(f"wrk, 2 threads, {args.connections} connections, {args.seconds} s per run, one uvicorn worker\n")
+    print("| endpoint | requests/s |")
+    print("|---|---|")
+    print(f"| GET /v1/health (mean of before and after) | {health:.0f} |")
+    print(f"| POST /v1/match ({args.pastes} rotating pastes) | {match:.0f} |")
+    print(f"| match / health | {match / health:.0%} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Plain-text and JSON renderings of matches and records for the CLI."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from errkb.kb import Explained
+from errkb.model import RecordDetail
+
+
+def _match_json(hit: Explained) -> dict:
+    m = hit.match
+    out = {"id": m.id, "kind": m.kind, "score": round(m.score, 4), "span": list(m.span), "matched_text": m.matched_text,
+           "params": m.params, "template": m.template, "packages": m.packages, "versions": m.versions, "why": m.why}
+    if hit.record:
+        out["record"] = hit.record.model_dump(mode="json")
+    if hit.site:
+        out["site"] = hit.site.model_dump(mode="json")
+    return out
+
+
+def format_record(d: RecordDetail, fmt: str = "text") -> str:
+    if fmt == "json":
+        return json.dumps(d.model_dump(mode="json"), indent=2)
+    def wrap(text: str, indent: str = "  ") -> str:
+        return textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=" " * len(indent))
+
+    lines = [f"{d.id}  [{d.verification.status}]", f"{d.title}", f"  {d.error_class}: {d.message}", "",
+             "What it means:", wrap(d.meaning), "", "When it happens:"]
+    lines += [wrap(c, "  - ") for c in d.triggers.conditions]
+    lines += ["", "Fixes:"]
+    for i, fix in enumerate(d.fixes, 1):
+        lines.append(f"  {i}. {fix.title}")
+        lines.append(wrap(fix.explanation, "     "))
+        for label, code in (("before", fix.before), ("after", fix.after)):
+            if code:
+                lines.append(f"     {label}:")
+                lines += [f"       {line}" for line in code.splitlines()]
+        if fix.caveats:
+            lines.append(wrap("caveat: " + fix.caveats, "     "))
+    lines += ["", "Raised at:"]
+    lines += [f"  {loc.package} {loc.version}  {loc.path}:{loc.line}" + (f"  {loc.url}" if loc.url else "")
+              for loc in d.raised_at]
+    lines += ["Versions: " + "; ".join(f"{a.package} {a.first_seen}..{a.last_seen}" for a in d.affected)]
+    if d.related:
+        lines.append("Related: " + ", ".join(d.related))
+    return "\n".join(lines)
+
+
+def format_explained(hits: list[Explained], fmt: str = "text") -> str:
+    if fmt == "json":
+        return json.dumps({"matches": [_match_json(h) for h in hits]}, indent=2)
+    if not hits:
+        return "No known attention-backend error found in this text."
+    out = []
+    for hit in hits:
+        m = hit.match
+        head = f"match {m.score:.2f} ({'; '.join(m.why)})"
+        params = ("  parameters: " + ", ".join(f"{k}={v}" for k, v in m.params.items())) if m.params else ""
+        if hit.record:
+            out.append("\n".join(filter(None, [head, params, format_record(hit.record)])))
+        elif hit.site:
+            s = hit.site
+            out.append("\n".join(filter(None, [head, params, f"{s.id} (no curated record yet)",
+                                               f"  {s.error_class}: {s.template}",
+                                               f"  {s.package} {', '.join(s.versions)}  {s.path}:{s.occurrences[-1].lines[0]}"])))
+    return ("\n\n" + "-" * 100 + "\n\n").join(out)

@@ -1,0 +1,62 @@
+"""The matching engine on the real dataset."""
+
+import pytest
+
+from errkb.match import MatchIndex
+
+
+@pytest.fixture(scope="module")
+def index(dataset):
+    return MatchIndex(dataset)
+
+
+def top(index, text):
+    hits = index.match(text)
+    return hits[0] if hits else None
+
+
+def test_a_bare_message_finds_its_record(index):
+    hit = top(index, "AssertionError: SplitKV not supported on SM 9.0")
+    assert hit.kind == "record" and "splitkv" in hit.id
+    assert hit.score >= 0.9 and hit.why[0].startswith("exact match")
+
+
+def test_parameters_are_extracted(index, dataset):
+    site = next(s for s in dataset.sites.values()
+                if s.template == "FlashAttention forward only supports head dimension at most 256")
+    assert site  # a literal message; now one with a placeholder:
+    hit = top(index, "ValueError: num_splits=4 is not supported with gather_kv_indices (sparse MLA runs without split-KV)")
+    assert hit is not None and hit.params.get("num_splits") == "4"
+
+
+def test_span_points_into_the_original_paste(index):
+    text = "\x1b[31m[rank0]: RuntimeError: FlashAttention only supports Ampere GPUs or newer.\x1b[0m\n"
+    hit = top(index, text)
+    start, end = hit.span
+    assert text[start:end] == "FlashAttention only supports Ampere GPUs or newer."
+
+
+def test_records_rank_before_bare_sites(index):
+    hits = index.match("NotImplementedError: FA4 path does not support non-consecutive batch indices or left padding.")
+    assert hits[0].kind == "record"
+    assert hits[0].id == "sglang-fa4-kvcache-batch-idx-leftpad"
+
+
+def test_reworded_message_still_matches_fuzzily(index):
+    hit = top(index, "RuntimeError: FlashAttention only supports Ampere GPU or newer")
+    assert hit is not None and hit.id == "fa2-ampere-gpu-required"
+    assert "fuzzy" in hit.why[0]
+
+
+def test_unrelated_text_has_no_match(index):
+    assert index.match("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB") == []
+    assert index.match("hello, this log is fine") == []
+    assert index.match("") == []
+
+
+def test_traceback_frames_break_ties_between_packages(index):
+    text = ('  File "/venv/lib/python3.12/site-packages/sglang/kernels/ops/attention/flash_attention_v4.py", line 368\n'
+            "NotImplementedError: FA4 path does not support non-consecutive batch indices or left padding.")
+    hit = top(index, text)
+    assert hit.packages[0] == "sglang"
+    assert any("traceback frames point to sglang" in w for w in hit.why)
