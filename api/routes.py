@@ -21,17 +21,21 @@ def health(kb: KnowledgeBase = Depends(get_kb)) -> Health:
 
 @router.post("/match", response_model=MatchResponse, tags=["lookup"],
              responses={413: {"model": Problem}, 422: {"model": Problem}})
-def match(body: MatchRequest, kb: KnowledgeBase = Depends(get_kb)) -> MatchResponse:
+def match(body: MatchRequest, kb: KnowledgeBase = Depends(get_kb)) -> Response:
     size = len(body.text.encode("utf-8", "surrogatepass"))
     if size > MAX_TEXT_BYTES:
         raise HTTPException(413, f"text is {size} bytes; the limit is {MAX_TEXT_BYTES} (64 KiB): paste the error and its traceback only")
-    out = []
+    # Records are serialised once and spliced in: the response is MatchResponse, built
+    # without validating and dumping the same record objects on every request.
+    items = []
     for hit in kb.explain(body.text, body.limit):
         m = hit.match
-        out.append(MatchOut(id=m.id, kind=m.kind, score=round(m.score, 4), span=m.span, matched_text=m.matched_text,
-                            params=m.params, template=m.template, packages=m.packages, versions=m.versions,
-                            why=m.why, record=hit.record, site=hit.site))
-    return MatchResponse(matches=out)
+        head = MatchOut(id=m.id, kind=m.kind, score=round(m.score, 4), span=m.span, matched_text=m.matched_text,
+                        params=m.params, template=m.template, packages=m.packages, versions=m.versions,
+                        why=m.why, site=hit.site).model_dump_json(exclude={"record"})
+        record = kb.record_json(m.id) if hit.record is not None else "null"
+        items.append(head[:-1] + ',"record":' + record + "}")
+    return Response('{"matches":[' + ",".join(items) + "]}", media_type="application/json")
 
 
 @router.get("/errors/{record_id}", response_model=RecordDetail, tags=["records"],

@@ -12,7 +12,6 @@ from errkb import store
 from errkb.dataset import Dataset
 from errkb.match import Match, MatchIndex
 from errkb.model import RecordDetail, Site
-from errkb.versions import version_key
 
 
 @dataclass
@@ -46,6 +45,17 @@ class KnowledgeBase:
     @cached_property
     def template_count(self) -> int:
         return len({(s.package, s.template) for s in self.dataset.sites.values()})
+
+    @cached_property
+    def _json_cache(self) -> dict[str, str]:
+        return {}
+
+    def record_json(self, record_id: str) -> str:
+        """A record's detail serialised once: matches reuse it instead of re-serialising."""
+        cached = self._json_cache.get(record_id)
+        if cached is None:
+            cached = self._json_cache[record_id] = self.details[record_id].model_dump_json()
+        return cached
 
     def etag(self, record_id: str) -> str:
         body = json.dumps(self.details[record_id].model_dump(mode="json"), sort_keys=True)
@@ -109,5 +119,3 @@ class KnowledgeBase:
                 counts[backend] = counts.get(backend, 0) + 1
         return dict(sorted(counts.items()))
 
-    def newest_versions(self) -> dict[str, str]:
-        return {p: max(v, key=version_key) for p, v in self.dataset.manifest.items() if v}

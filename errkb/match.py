@@ -98,7 +98,7 @@ class MatchIndex:
         n = len(self.entries)
         self.idf = {w: math.log(1 + n / len(ids)) for w, ids in self.postings.items()}
         self.entry_weight = [sum(self.idf[w] for w in e.words) or 1.0 for e in self.entries]
-        self.rare_limit = max(50, n // 50)
+        self.rare_limit = max(20, n // 400)
         # Every entry is also reachable through its rarest word, so one made only of
         # common words ("dq must have the same dtype as q") is still opened when present.
         self.anchors: dict[str, list[int]] = defaultdict(list)
@@ -120,7 +120,7 @@ class MatchIndex:
         lists; a word in most templates says little, so its weight is added only to entries
         already opened (a set intersection) instead of walking its long posting list.
         """
-        found = words(paste.text)
+        found = words(paste.message_text)
         common = {w for w in found if len(self.postings.get(w, ())) > self.rare_limit}
         gained: dict[int, float] = defaultdict(float)
         for w in found - common:

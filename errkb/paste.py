@@ -21,6 +21,7 @@ _PREFIXES = [re.compile(p) for p in (
     r"\d+\s*\|\s*",  # docker compose: "12 | "
 )]
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_FRAME_AND_CODE = re.compile(r'^[ \t]*File "[^"\n]*", line \d+[^\n]*\n(?:[ \t]+[^\n]*\n)?', re.M)
 _CPP_FROM = re.compile(r"Exception raised from \S+ at ([^\s:]+):(\d+)")
 # Which package a file path in a traceback belongs to.
 # First hit wins, so vendored copies (sglang/.../flash_attn/cute) count for their vendor.
@@ -45,6 +46,12 @@ class Paste:
             return (0, 0)
         last = len(self.offsets) - 1
         return (self.offsets[min(start, last)], self.offsets[min(max(end - 1, 0), last)] + 1)
+
+    @property
+    def message_text(self) -> str:
+        """The text without traceback frame lines and the source lines under them: the part
+        that can hold a message (frames are evidence, not text to match)."""
+        return _FRAME_AND_CODE.sub("", self.text)
 
     def lines(self) -> list[tuple[int, str]]:
         """(offset in text, line) for every non-blank cleaned line."""

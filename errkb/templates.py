@@ -13,9 +13,9 @@ from functools import lru_cache
 _FORMATTER = string.Formatter()
 # A parameter value is at most one line and a bounded length: this keeps every derived
 # pattern free of catastrophic backtracking on long pasted logs.
-_VALUE = r".{0,256}?"
+_VALUE = r".{0,2048}?"
 _SPACE = re.compile(r"\s+")
-MAX_VALUE_STEPS = 200  # characters or blank runs in one value of a search pattern
+MAX_VALUE_STEPS = 512  # characters or blank runs in one value of a search pattern
 
 
 class TemplateError(ValueError):
@@ -28,11 +28,17 @@ def parse(template: str) -> list[tuple[str, str | None]]:
         parts = list(_FORMATTER.parse(template))
     except ValueError as exc:
         raise TemplateError(f"bad template {template!r}: {exc}") from None
-    out = []
+    out: list[tuple[str, str | None]] = []
+    pending = ""  # escaped braces split the literal text: join it back up
     for literal, field, _spec, _conv in parts:
         if field is not None and not field.isidentifier():
             raise TemplateError(f"placeholder {{{field}}} in {template!r} is not a plain name")
-        out.append((literal, field))
+        pending += literal
+        if field is not None:
+            out.append((pending, field))
+            pending = ""
+    if pending:
+        out.append((pending, None))
     return out
 
 
@@ -90,7 +96,7 @@ def search_regex(template: str) -> re.Pattern[str]:
     stops before the literal that follows it or a repeat of the literal that precedes it;
     so each value is scanned once, and a text full of near-misses costs little. A leading
     value is one token; a trailing value runs to the end of the line. Values hold at most
-    MAX_VALUE_STEPS steps (the trailing one 256 characters); longer ones are left to fuzzy matching.
+    MAX_VALUE_STEPS steps (the trailing one 1024 characters); longer ones are left to fuzzy matching.
     """
     parts = parse(template)
     pieces: list[str] = []
@@ -107,7 +113,7 @@ def search_regex(template: str) -> re.Pattern[str]:
             continue
         following = parts[i + 1][0] if i + 1 < len(parts) else None
         if following is None:
-            body = r"[^\n]{0,256}"
+            body = r"[^\n]{0,1024}"
         elif not following:  # two placeholders side by side: split lazily
             body = r"\S{0,3}?"
         elif i == 0 and not literal:

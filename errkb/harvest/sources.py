@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import tarfile
 import zipfile
@@ -23,8 +24,16 @@ def _strip_sdist_root(names: list[str]) -> str:
     return tops.pop() + "/" if len(tops) == 1 else ""
 
 
+_TORCH_HEADER_GUARD = re.compile(
+    r"\A#if !defined\(TORCH_STABLE_ONLY\) && !defined\(TORCH_TARGET_VERSION\)\n(.*)"
+    r"#else\n#error [^\n]*\n#endif[^\n]*\n?\Z", re.S)
+
+
 def _decode(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
+    """Text of a file, with packaging-only wrappers removed so line numbers match the repo."""
+    text = data.decode("utf-8", errors="replace")
+    # torch >= 2.10 wheels wrap every shipped header in a stable-ABI guard of 1 + 4 lines.
+    return _TORCH_HEADER_GUARD.sub(r"\1", text) if text.startswith("#if !defined(TORCH_STABLE_ONLY)") else text
 
 
 def iter_source(source: str) -> Iterator[tuple[str, str]]:
