@@ -147,6 +147,21 @@ def cmd_sites(args: argparse.Namespace) -> int:
     return 0
 
 
+def _register_plugins(sub: argparse._SubParsersAction) -> None:
+    """Subcommands that live with their feature: `errkb.lint.cli` (lint, rules, rule) and
+    `errkb.verify.cli` (verify); each exposes register(subparsers, data_dir_of)."""
+    import importlib
+
+    for module in ("errkb.lint.cli", "errkb.verify.cli"):
+        try:
+            plugin = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if not module.startswith(str(exc.name)):  # a missing plugin, not a broken one
+                raise
+            continue
+        plugin.register(sub, _data_dir)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="errkb", description=__doc__)
     parser.add_argument("--data-dir", help="dataset folder (default: the one shipped with errkb)")
@@ -197,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.set_defaults(func=cmd_serve)
+
+    _register_plugins(sub)
 
     p = sub.add_parser("sites", help="find harvested sites by message text")
     p.add_argument("text")
