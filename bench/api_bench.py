@@ -15,18 +15,16 @@ import json
 import random
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from errkb import templates  # noqa: E402
+from errkb.api.process import serving  # noqa: E402
 from errkb.dataset import Dataset  # noqa: E402
 from match_bench import make_paste  # noqa: E402
 
@@ -39,12 +37,6 @@ request = function()
   return wrk.format("POST", "/v1/match", {["Content-Type"] = "application/json"}, bodies[i])
 end
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wrk(url: str, seconds: int, connections: int, script: str | None = None) -> float:
@@ -77,25 +69,12 @@ def main() -> None:
     script = tmp / "match.lua"
     script.write_text(LUA % bodies)
 
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "errkb.cli", "serve", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(base + "/v1/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+    with serving() as base:
         wrk(base + "/v1/health", 2, args.connections)  # warm-up
         wrk(base + "/", 2, args.connections, str(script))
         health1 = wrk(base + "/v1/health", args.seconds, args.connections)
         match = wrk(base + "/", args.seconds, args.connections, str(script))
         health2 = wrk(base + "/v1/health", args.seconds, args.connections)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     health = (health1 + health2) / 2
     print(f"wrk, 2 threads, {args.connections} connections, {args.seconds} s per run, one uvicorn worker\n")
     print("| endpoint | requests/s |")

@@ -52,10 +52,16 @@ class KnowledgeBase:
 
     def record_json(self, record_id: str) -> str:
         """A record's detail serialised once: matches reuse it instead of re-serialising."""
-        cached = self._json_cache.get(record_id)
-        if cached is None:
-            cached = self._json_cache[record_id] = self.details[record_id].model_dump_json()
-        return cached
+        key = "record:" + record_id
+        if key not in self._json_cache:
+            self._json_cache[key] = self.details[record_id].model_dump_json()
+        return self._json_cache[key]
+
+    def site_json(self, site_id: str) -> str:
+        key = "site:" + site_id
+        if key not in self._json_cache:
+            self._json_cache[key] = self.dataset.sites[site_id].model_dump_json()
+        return self._json_cache[key]
 
     def etag(self, record_id: str) -> str:
         body = json.dumps(self.details[record_id].model_dump(mode="json"), sort_keys=True)

@@ -34,6 +34,21 @@ def words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)} - _STOP
 
 
+def literal_words(template: str) -> set[str]:
+    """Words every instance of the template surely contains as whole words: a word that
+    touches a placeholder (`{name}_proj`) may be glued to the value, so it is left out."""
+    out: set[str] = set()
+    parts = templates.parse(template)
+    for i, (literal, _field) in enumerate(parts):
+        after_value = i > 0  # parse() puts a placeholder between consecutive parts
+        before_value = parts[i][1] is not None
+        for m in _WORD.finditer(literal):
+            if (after_value and m.start() == 0) or (before_value and m.end() == len(literal)):
+                continue
+            out.add(m.group().lower())
+    return out - _STOP
+
+
 @dataclass
 class Entry:
     """One distinct template and every site (package, file, version) that emits it."""
@@ -43,6 +58,7 @@ class Entry:
     words: set[str]
     sites: list[Site]
     record_ids: list[str]
+    needle: str = ""  # its longest run of literal text without blanks: a cheap first test
     _pattern: re.Pattern[str] | None = None
 
     @property
@@ -109,7 +125,8 @@ class MatchIndex:
     @staticmethod
     def _entry(template: str, sites: list[Site], record_ids: list[str]) -> Entry:
         literal = re.sub(r"\s+", " ", templates.literal_text(template)).strip()
-        return Entry(template, literal, words(literal), sites, record_ids)
+        needle = max((chunk for lit, _ in templates.parse(template) for chunk in lit.split()), key=len, default="")
+        return Entry(template, literal, literal_words(template), sites, record_ids, needle)
 
     # ------------------------------------------------------------ matching
 
@@ -151,9 +168,9 @@ class MatchIndex:
         paste = parse(text)
         hits = []
         candidates = [(i, 1.0) for i in range(len(self.entries))] if exhaustive else self.candidates(paste)
-        for i, _coverage in candidates:
-            found = self._exact(self.entries[i], paste)
-            if found:
+        for i, coverage in candidates:
+            # An instance holds every literal word, so partial coverage cannot match exactly.
+            if coverage >= 0.999 and (found := self._exact(self.entries[i], paste)):
                 hits.append((self.entries[i], *found))
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if not any(score >= 0.9 for _, score, *_ in hits):
@@ -175,7 +192,7 @@ class MatchIndex:
         return min(1.0, len(entry.literal) / 40)
 
     def _exact(self, entry: Entry, paste: Paste):
-        if len(entry.literal) < 8:
+        if len(entry.literal) < 8 or entry.needle not in paste.text:
             return None
         m = entry.pattern.search(paste.text)
         if not m:

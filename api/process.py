@@ -1,0 +1,40 @@
+"""Run `errkb serve` as a real server process on a free loopback port (tests, benchmarks)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from collections.abc import Iterator
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serving(start_timeout_s: float = 30.0) -> Iterator[str]:
+    """Yield the base URL of a freshly started server; stop it afterwards."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "errkb.cli", "serve", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + start_timeout_s
+        while True:
+            try:
+                urllib.request.urlopen(base + "/v1/health", timeout=1)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"errkb serve did not come up on {base}") from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
