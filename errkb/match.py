@@ -24,6 +24,7 @@ MIN_SCORE = 0.75  # below this a candidate is noise, and "no match" is the hones
 MAX_CANDIDATES = 64
 FUZZY_MIN_RATIO = 88.0
 FUZZY_CANDIDATES = 12
+FUZZY_MIN_COVERAGE = 0.7  # a reworded message still shares most of its words
 RECORD_BONUS = 0.02
 EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -176,7 +177,8 @@ class MatchIndex:
         if not any(score >= 0.9 for _, score, *_ in hits):
             exact = {id(entry) for entry, *_ in hits}
             lines = paste.lines()[-200:]
-            for i, _coverage in candidates[:FUZZY_CANDIDATES]:
+            fuzzy_candidates = [i for i, coverage in candidates if coverage >= FUZZY_MIN_COVERAGE]
+            for i in fuzzy_candidates[:FUZZY_CANDIDATES]:
                 entry = self.entries[i]
                 if id(entry) not in exact and (found := self._fuzzy(entry, lines)):
                     hits.append((entry, *found))

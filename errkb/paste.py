@@ -20,6 +20,7 @@ _PREFIXES = [re.compile(p) for p in (
     r"(?:ERROR|WARNING|CRITICAL)\s*[:|-]\s*",
     r"\d+\s*\|\s*",  # docker compose: "12 | "
 )]
+_INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG)\b")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _FRAME_AND_CODE = re.compile(r'^[ \t]*File "[^"\n]*", line \d+[^\n]*\n(?:[ \t]+[^\n]*\n)?', re.M)
 _CPP_FROM = re.compile(r"Exception raised from \S+ at ([^\s:]+):(\d+)")
@@ -39,6 +40,14 @@ class Paste:
     offsets: list[int]  # offsets[i] = index in `original` of text[i]
     frames: list[tuple[str, int]] = field(default_factory=list)
     packages: set[str] = field(default_factory=set)
+    info_lines: set[int] = field(default_factory=set)  # lines logged at INFO/DEBUG level
+
+    @property
+    def message_text(self) -> str:
+        """The lines that can hold an error or warning message: not traceback frames or the
+        source lines under them (those are evidence), not INFO/DEBUG log lines (noise)."""
+        kept = [line for i, line in enumerate(self.text.split("\n")) if i not in self.info_lines]
+        return _FRAME_AND_CODE.sub("", "\n".join(kept) + "\n")
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original offsets of cleaned text[start:end]."""
@@ -46,12 +55,6 @@ class Paste:
             return (0, 0)
         last = len(self.offsets) - 1
         return (self.offsets[min(start, last)], self.offsets[min(max(end - 1, 0), last)] + 1)
-
-    @property
-    def message_text(self) -> str:
-        """The text without traceback frame lines and the source lines under them: the part
-        that can hold a message (frames are evidence, not text to match)."""
-        return _FRAME_AND_CODE.sub("", self.text)
 
     def lines(self) -> list[tuple[int, str]]:
         """(offset in text, line) for every non-blank cleaned line."""
@@ -92,9 +95,12 @@ def parse(original: str) -> Paste:
     # 2. drop log prefixes line by line
     text_parts: list[str] = []
     text_offsets: list[int] = []
+    info_lines: set[int] = set()
     start = 0
-    for line in plain.split("\n"):
+    for number, line in enumerate(plain.split("\n")):
         skip = _strip_prefixes(line)
+        if _INFO_LEVEL.search(line[:skip]):
+            info_lines.add(number)
         text_parts.append(line[skip:])
         text_offsets.extend(offsets[start + skip:start + len(line)])
         if start + len(line) < len(offsets):
@@ -106,7 +112,7 @@ def parse(original: str) -> Paste:
     frames = [(m.group(1), int(m.group(2))) for m in _FRAME.finditer(text)]
     frames += [(m.group(1), int(m.group(2))) for m in _CPP_FROM.finditer(text)]
     packages = {pkg for path, _ in frames if (pkg := _package_of(path))}
-    return Paste(original, text, text_offsets, frames, packages)
+    return Paste(original, text, text_offsets, frames, packages, info_lines)
 
 
 def _package_of(path: str) -> str | None:

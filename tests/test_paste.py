@@ -31,3 +31,12 @@ def test_cpp_exception_location_is_evidence():
     paste = parse("what():  No available kernel.  Aborting execution.\n"
                   "Exception raised from _select_sdp_backend at ../aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:784")
     assert "pytorch-aten" in paste.packages
+
+
+def test_info_lines_and_frames_are_not_message_text():
+    paste = parse("INFO 11-29 10:23:39 [model_runner.py:120] Loading weights took 12.3 GB\n"
+                  'Traceback (most recent call last):\n  File "/x/sglang/a.py", line 3, in f\n    run(q)\n'
+                  "WARNING 11-29 10:23:40 [config.py:88] Casting to bfloat16\n"
+                  "ValueError: head_dim 300 too large")
+    assert "Loading weights" not in paste.message_text and "run(q)" not in paste.message_text
+    assert "Casting to bfloat16" in paste.message_text and "head_dim 300" in paste.message_text
