@@ -66,6 +66,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"records: {stats['records']}   sites: {stats['sites']}   templates: {stats['templates']}")
         for name, pkg in stats["packages"].items():
             print(f"  {name:<20} {pkg['sites']:>6} sites  versions {', '.join(pkg['versions'])}")
+        v = stats["verification"]
+        print(f"verification: {v['confirmed']} confirmed, {v['refuted']} refuted, {v['disputed']} disputed, "
+              f"{v['error']} error, {v['skipped']} skipped; GPUs: {', '.join(e['gpu'] for e in v['environments'])}")
     return 0
 
 

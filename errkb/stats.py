@@ -22,10 +22,13 @@ def compute_stats(data_dir: Path | None = None, ds: Dataset | None = None) -> di
     for record in ds.records:
         for backend in record.backends:
             by_backend[backend] = by_backend.get(backend, 0) + 1
+    from errkb.verify import summary as verification_summary
+
     return {
         "records": len(ds.records),
         "sites": len(ds.sites),
         "templates": len({(s.package, s.template) for s in ds.sites.values()}),
         "packages": packages,
         "records_by_backend": dict(sorted(by_backend.items())),
+        "verification": verification_summary(ds.data_dir),
     }

@@ -1,0 +1,5 @@
+import sys
+
+from errkb.verify.cli import main
+
+sys.exit(main())

@@ -1,0 +1,226 @@
+"""What case code uses: the step context and its checks.
+
+A step is `def reproduce(ctx)`, `def fix_1(ctx)`, `def control(ctx)`. It passes by returning;
+it is `refuted` when a check fails (`Refuted`), and an `error` when anything else goes wrong
+(a broken case, a missing input): only a *claimed* call's failures refute the record.
+
+    def reproduce(ctx):
+        q, k, v = ctx.randn(...), ...
+        ctx.expect_error(flash_attn_func, q, k, v, num_splits=2)   # the record's class + template
+
+    def fix_1(ctx):
+        out = ctx.call(flash_attn_func, q, k, v, num_splits=1)     # must run, and must not
+        ctx.close(out, reference, atol=2e-2)                      # emit the record's message
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from contextlib import contextmanager
+
+from errkb import templates
+
+CUDA_POISON = re.compile(r"CUDA error|illegal memory access|device-side assert|CUBLAS_STATUS|cudaError|"
+                         r"unspecified launch failure|AcceleratorError")
+
+
+class Refuted(AssertionError):
+    """The claim does not hold: the step observed something else."""
+
+
+class Skip(Exception):
+    """The step cannot run here (a need only known at run time); the reason is recorded."""
+
+
+def _class_names(exc: BaseException) -> list[str]:
+    return [c.__name__ for c in type(exc).__mro__]
+
+
+def _qualname(obj) -> str:
+    cls = obj if isinstance(obj, type) else type(obj)
+    mod = cls.__module__
+    return cls.__qualname__ if mod in ("builtins", "__main__") else f"{mod}.{cls.__qualname__}"
+
+
+def _chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def match_message(template: str, message: str) -> str | None:
+    """'full' when the message is an instance of the template, 'search' when it contains one."""
+    if templates.fullmatch(template, message) is not None:
+        return "full"
+    if templates.search_regex(template).search(message):
+        return "search"
+    return None
+
+
+class Context:
+    """Handed to each step; collects what the step observed for the result line."""
+
+    def __init__(self, record: dict, step: str, device: str = "cpu"):
+        self.record = record
+        self.step = step
+        self.device = device
+        self.observed: dict | None = None
+        self.max_error: float | None = None
+        self.tolerance: dict | None = None
+        self.warnings: list[dict] = []
+        self.notes: list[str] = []
+
+    # ------------------------------------------------------------ helpers for case code
+    @property
+    def torch(self):
+        import torch
+
+        return torch
+
+    def seed(self, n: int = 0) -> None:
+        self.torch.manual_seed(n)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def skip(self, reason: str):
+        raise Skip(reason)
+
+    @property
+    def cc(self) -> tuple[int, int] | None:
+        t = self.torch
+        return tuple(t.cuda.get_device_capability()) if t.cuda.is_available() else None
+
+    # ------------------------------------------------------------ checks
+    def _matches_record(self, exc_or_warning, cls_name: str, message: str) -> str | None:
+        want = self.record["error_class"].rsplit(".", 1)[-1]
+        if want not in cls_name:
+            return None
+        return match_message(self.record["template"], message)
+
+    @contextmanager
+    def _capture(self):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield caught
+        for w in caught:
+            self.warnings.append({"class": w.category.__name__, "message": str(w.message)[:2000]})
+
+    def _record_warning_in(self, caught) -> dict | None:
+        for w in caught:
+            names = [c.__name__ for c in w.category.__mro__]
+            how = self._matches_record(w, names, str(w.message))
+            if how:
+                return {"class": w.category.__name__, "message": str(w.message)[:4000], "match": how}
+        return None
+
+    def expect_error(self, fn, *args, **kwargs) -> BaseException:
+        """The call must raise the record's exception class with a message matching its template."""
+        with self._capture() as caught:
+            try:
+                fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - the point is to look at it
+                raised = exc
+            else:
+                raised = None
+        if raised is None:
+            hit = self._record_warning_in(caught)
+            if hit and self.record.get("kind") == "warning":
+                self.observed = hit
+                return None
+            self.observed = {"class": None, "message": None}
+            raise Refuted("the call returned without raising")
+        for i, exc in enumerate(_chain(raised)):
+            how = self._matches_record(exc, _class_names(exc), str(exc))
+            if how:
+                self.observed = {"class": _qualname(exc), "message": str(exc)[:4000], "match": how}
+                if i:
+                    self.observed["wrapped_in"] = _qualname(raised)
+                return exc
+        self.observed = {"class": _qualname(raised), "message": str(raised)[:4000], "match": None}
+        if CUDA_POISON.search(f"{_qualname(raised)} {raised}"):
+            raise raised
+        raise Refuted(f"raised {_qualname(raised)} that does not match the record")
+
+    def expect_warning(self, fn, *args, **kwargs):
+        """The call must emit a warning of the record's class matching its template; returns the result."""
+        with self._capture() as caught:
+            try:
+                result = fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001
+                result, raised = None, exc
+            else:
+                raised = None
+        hit = self._record_warning_in(caught)
+        if hit:
+            self.observed = hit
+            if raised is not None:
+                self.observed["then_raised"] = {"class": _qualname(raised), "message": str(raised)[:2000]}
+            return result
+        if raised is not None:
+            self.observed = {"class": _qualname(raised), "message": str(raised)[:4000], "match": None}
+            if CUDA_POISON.search(f"{_qualname(raised)} {raised}"):
+                raise raised
+            raise Refuted(f"raised {_qualname(raised)} without the record's warning")
+        self.observed = {"class": None, "message": None}
+        raise Refuted(f"no matching warning among {len(caught)} emitted")
+
+    def call(self, fn, *args, **kwargs):
+        """A claimed-good call (a fix or the control): it must run, and emit none of the record's message."""
+        with self._capture() as caught:
+            try:
+                result = fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001
+                self.observed = {"class": _qualname(exc), "message": str(exc)[:4000]}
+                if CUDA_POISON.search(f"{_qualname(exc)} {exc}"):
+                    raise
+                raise Refuted(f"the call raised {_qualname(exc)}") from exc
+        hit = self._record_warning_in(caught)
+        if hit:
+            self.observed = hit
+            raise Refuted("the call still emits the record's message")
+        return result
+
+    def close(self, out, ref, *, atol: float, rtol: float = 0.0, what: str = "output"):
+        """out must match the fp32 reference within atol + rtol*|ref| everywhere (NaN fails)."""
+        if not hasattr(out, "detach"):  # plain numbers or nested lists (no torch needed)
+            return self._close_plain(out, ref, atol=atol, rtol=rtol, what=what)
+        t = self.torch
+        out = out.detach().float().cpu()
+        ref = ref.detach().float().cpu()
+        if out.shape != ref.shape:
+            raise Refuted(f"{what}: shape {tuple(out.shape)} != reference {tuple(ref.shape)}")
+        diff = (out - ref).abs()
+        err = float(diff.max()) if diff.numel() else 0.0
+        if t.isnan(diff).any():
+            err = float("nan")
+        if self.max_error is None or err != err or err > self.max_error:
+            self.max_error = err
+        self.tolerance = {"atol": atol, "rtol": rtol}
+        bad = ~(diff <= atol + rtol * ref.abs())
+        if bool(bad.any()):
+            raise Refuted(f"{what}: max error {err:.3g} exceeds atol={atol} rtol={rtol}")
+        return err
+
+    def _close_plain(self, out, ref, *, atol, rtol, what):
+        def flat(x):
+            if isinstance(x, (list, tuple)):
+                return [y for item in x for y in flat(item)]
+            return [float(x)]
+
+        a, b = flat(out), flat(ref)
+        if len(a) != len(b):
+            raise Refuted(f"{what}: {len(a)} values != reference {len(b)}")
+        diffs = [abs(x - y) for x, y in zip(a, b)]
+        err = max(diffs, default=0.0)
+        if any(d != d for d in diffs):
+            err = float("nan")
+        if self.max_error is None or err != err or err > self.max_error:
+            self.max_error = err
+        self.tolerance = {"atol": atol, "rtol": rtol}
+        if any(not (d <= atol + rtol * abs(y)) for d, y in zip(diffs, b)):
+            raise Refuted(f"{what}: max error {err:.3g} exceeds atol={atol} rtol={rtol}")
+        return err

@@ -1,0 +1,165 @@
+"""Merged results (`data/verification/results.json`), per-record verdicts and the stats block."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+RESULTS = Path("verification") / "results.json"
+STATUSES = ("confirmed", "refuted", "error", "skipped")
+_KEEP_ENV = ("gpu", "arch", "compute_capability", "gpu_count", "driver", "cuda", "torch", "python", "platform",
+             "libraries", "errkb_commit")
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def read_any(path: Path) -> tuple[dict, list[dict]]:
+    """(environments, results) from a runner's JSON-lines file or a merged results.json."""
+    from errkb.verify.runner import read_results
+
+    path = Path(path)
+    text = path.read_text()
+    if text.lstrip().startswith("{") and path.suffix == ".json":
+        body = json.loads(text)
+        return body.get("environments", {}), body.get("results", [])
+    envs, out = {}, []
+    for r in read_results(path):
+        env = r.pop("env", None)
+        if env is not None:
+            envs.setdefault(r["env_id"], env)
+        out.append(r)
+    return envs, out
+
+
+def merge_files(paths: list[Path], into: Path) -> dict:
+    """Combine result files with what `into` holds; the newest result per (case, environment) wins."""
+    envs: dict[str, dict] = {}
+    best: dict[tuple[str, str], dict] = {}
+    sources = ([into] if Path(into).exists() else []) + [Path(p) for p in paths]
+    for path in sources:
+        e, results = read_any(path)
+        for k, v in e.items():
+            envs[k] = {key: v.get(key) for key in _KEEP_ENV if key in v}
+        for r in results:
+            key = (r["case"], r["env_id"])
+            if key not in best or (r.get("finished_at") or "") >= (best[key].get("finished_at") or ""):
+                best[key] = r
+    merged = sorted(best.values(), key=lambda r: (r["backend"], r["case"], r["env_id"]))
+    for r in merged:
+        r.pop("env", None)
+        r.pop("warnings", None) if not r.get("warnings") else None
+    used = {r["env_id"] for r in merged}
+    body = {"schema": 1, "environments": {k: envs[k] for k in sorted(used) if k in envs}, "results": merged}
+    _atomic_write(Path(into), json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    return body
+
+
+def load(data_dir: Path) -> dict:
+    path = Path(data_dir) / RESULTS
+    if not path.exists():
+        return {"schema": 1, "environments": {}, "results": []}
+    return json.loads(path.read_text())
+
+
+def record_verdicts(body: dict) -> dict[str, dict]:
+    """Per record: status from its cases' results over every environment, the case ids, a note."""
+    envs = body.get("environments", {})
+    by_record: dict[str, list[dict]] = {}
+    for r in body.get("results", []):
+        by_record.setdefault(r["record"], []).append(r)
+    out = {}
+    for rid, results in sorted(by_record.items()):
+        statuses = {r["status"] for r in results}
+        reproduced = any(r["status"] == "confirmed" and r["case"].endswith(":reproduce") for r in results)
+        if "refuted" in statuses:
+            status = "refuted"
+        elif "error" in statuses:
+            status = "error"
+        elif reproduced:  # the claim itself held somewhere; fixes/controls that ran held too
+            status = "confirmed"
+        else:  # nothing ran, or only fixes/controls did: the error itself is unverified here
+            status = "skipped"
+        cases = sorted({r["case"] for r in results}, key=lambda c: (_order(c), c))
+        lines = []
+        for eid in sorted({r["env_id"] for r in results}):
+            mine = [r for r in results if r["env_id"] == eid]
+            counts = {s: sum(1 for r in mine if r["status"] == s) for s in STATUSES}
+            env = envs.get(eid, {})
+            gpu = f"{env['gpu']} ({env.get('arch')})" if env.get("gpu") else "no GPU"
+            where = f"{gpu}, torch {env.get('torch')}, CUDA {env.get('cuda')} (environment {eid})"
+            lines.append(f"{where}: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+            for r in sorted(mine, key=lambda r: (_order(r["case"]), r["case"])):
+                if r["status"] in ("refuted", "error", "skipped"):
+                    obs = r.get("observed") or {}
+                    seen = f" (observed {obs.get('class')}: {str(obs.get('message'))[:200]})" if obs.get("class") else ""
+                    lines.append(f"{r['case'].split(':', 1)[1]} {r['status']}: {str(r.get('reason'))[:300]}{seen}")
+        out[rid] = {"status": status, "cases": cases, "note": "; ".join(lines), "environments":
+                    sorted({r["env_id"] for r in results})}
+    return out
+
+
+def _order(case_id: str) -> int:
+    step = case_id.split(":", 1)[1]
+    return 0 if step == "reproduce" else 2 if step == "control" else 1
+
+
+def update_records(data_dir: Path, body: dict) -> list[str]:
+    """Write each verified record's `verification` field; returns the ids whose field changed.
+
+    A record a person marked `disputed` keeps that status (and its note) while its results are
+    still `refuted`; any other verdict replaces it.
+    """
+    verdicts = record_verdicts(body)
+    changed = []
+    for path in sorted((Path(data_dir) / "records").glob("*/*.json")):
+        record = json.loads(path.read_text())
+        verdict = verdicts.get(record["id"])
+        if verdict is None:
+            continue
+        old = record.get("verification") or {}
+        new = {"status": verdict["status"], "cases": verdict["cases"], "note": verdict["note"] or None}
+        if old.get("status") == "disputed" and verdict["status"] == "refuted":
+            new = {"status": "disputed", "cases": verdict["cases"], "note": old.get("note")}
+        if new != old:
+            record["verification"] = new
+            _atomic_write(path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+            changed.append(record["id"])
+    return changed
+
+
+def summary(data_dir: Path) -> dict:
+    """The `verification` block of `errkb stats`: record verdicts by status (and per backend),
+    case counts, and every environment the results come from, each naming its GPU."""
+    body = load(data_dir)
+    verdicts = record_verdicts(body)
+    disputed = 0
+    for path in (Path(data_dir) / "records").glob("*/*.json"):
+        if (json.loads(path.read_text()).get("verification") or {}).get("status") == "disputed":
+            disputed += 1
+    counts = {s: sum(1 for v in verdicts.values() if v["status"] == s) for s in STATUSES}
+    cases = {s: sum(1 for r in body["results"] if r["status"] == s) for s in STATUSES}
+    by_backend: dict[str, dict] = {}
+    for r in body["results"]:
+        b = by_backend.setdefault(r["backend"], {s: 0 for s in STATUSES} | {"seconds": 0.0})
+        b[r["status"]] += 1
+        b["seconds"] = round(b["seconds"] + float(r.get("duration_s") or 0), 2)
+    environments = []
+    for eid, env in body.get("environments", {}).items():
+        environments.append({"id": eid, "gpu": env.get("gpu") or "none (CPU only)", "arch": env.get("arch"),
+                             "compute_capability": env.get("compute_capability"), "driver": env.get("driver"),
+                             "cuda": env.get("cuda"), "torch": env.get("torch"),
+                             "libraries": env.get("libraries", {}), "errkb_commit": env.get("errkb_commit"),
+                             "cases": sum(1 for r in body["results"] if r["env_id"] == eid)})
+    return {**counts, "disputed": disputed, "records_verified": len(verdicts), "cases": cases,
+            "cases_by_backend": dict(sorted(by_backend.items())), "environments": environments}

@@ -1,0 +1,30 @@
+"""FA4 on SM90 accepts head dims 8..256 divisible by 8 (bf16); pad others and keep the scale."""
+
+from verification.cases._common import TOL, fa4, first, qkv, ref_attention
+
+REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
+TIMEOUT = 600
+
+
+def reproduce(ctx):
+    q, k, v = qkv(ctx, d=60)
+    ctx.expect_error(fa4().flash_attn_func, q, k, v)
+    ctx.note("head_dim 60 raised as recorded; now head_dim 320")
+    q, k, v = qkv(ctx, d=320)
+    ctx.expect_error(fa4().flash_attn_func, q, k, v)
+
+
+def fix_1(ctx):
+    F = ctx.torch.nn.functional
+    q, k, v = qkv(ctx, d=60)
+    d = q.shape[-1]
+    pad = (-d) % 8
+    out = first(ctx.call(fa4().flash_attn_func, F.pad(q, (0, pad)), F.pad(k, (0, pad)), F.pad(v, (0, pad)),
+                         softmax_scale=d ** -0.5))[..., :d]
+    ctx.close(out, ref_attention(q, k, v), **TOL)
+
+
+def control(ctx):
+    q, k, v = qkv(ctx, d=64)
+    out = first(ctx.call(fa4().flash_attn_func, q, k, v))
+    ctx.close(out, ref_attention(q, k, v), **TOL)

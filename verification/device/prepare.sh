@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Prepares what the lent H200 needs for `errkb verify`, in .gpu/ (ignored by git):
+#   .gpu/a1  the CuTe DSL MLIR library (~52 MB)      carried by call 1
+#   .gpu/a2  the CuTe DSL CUDA-13 runtime (~14 MB)    carried by call 2
+#   .gpu/b   flash-attn-4 4.0.0b36 + small wheels     carried by call 2
+#   .gpu/sgl SGLang 0.5.23's FA4 wrapper files        carried by call 2
+# ../shared/gpu/pack-fa4.sh packs the CUDA-13 libraries as one 61 MB part, which together with this
+# repository's ~6 MB working tree is over a call's 64 MiB; so it is split in two here.
+# Usage (repo root): bash verification/device/prepare.sh [path/to/sglang-0.5.23-*.whl]
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >> .git/info/exclude
+[ -f .gpu/a/cu13.tar.xz ] && [ -d .gpu/b ] || bash ../shared/gpu/pack-fa4.sh .gpu
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+xz -dc .gpu/a/cu13.tar.xz | tar -x -C "$tmp"
+mkdir -p .gpu/a1 .gpu/a2
+tar -C "$tmp" -cf - nvidia_cutlass_dsl/dsl_packages | xz -T0 -6 > .gpu/a1/cu13-part1.tar.xz
+tar -C "$tmp" -cf - --exclude=nvidia_cutlass_dsl/dsl_packages nvidia_cutlass_dsl | xz -T0 -6 > .gpu/a2/cu13-part2.tar.xz
+
+wheel=${1:-$(ls ../cache/dl/sglang/sglang-0.5.23-*.whl | head -1)}
+rm -rf .gpu/sgl && mkdir -p .gpu/sgl
+python3 - "$wheel" .gpu/sgl <<'PY'
+import sys, zipfile
+from pathlib import Path
+wheel, dest = sys.argv[1], Path(sys.argv[2])
+keep = ("sglang/version.py", "sglang/kernels/kernel_api_logging.py",
+        "sglang/kernels/ops/attention/flash_attention_v4.py", "sglang/kernels/ops/attention/flash_attn/")
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith(keep) and not name.endswith("/"):
+            z.extract(name, dest)
+stub = '"""Stub package file: only the FA4 wrapper and its vendored kernels are carried (errkb verification)."""\n'
+for pkg in ("sglang", "sglang/kernels", "sglang/kernels/ops", "sglang/kernels/ops/attention"):
+    (dest / pkg / "__init__.py").write_text(stub)
+version = Path(wheel).name.split("-")[1]
+(dest / "sglang/_version.py").write_text(f'__version__ = "{version}"\n__version_tuple__ = {tuple(int(x) for x in version.split("."))}\n')
+PY
+du -sh .gpu/a1 .gpu/a2 .gpu/b .gpu/sgl
