@@ -52,6 +52,17 @@ def render_record(d: RecordDetail) -> str:
         if fix.caveats:
             parts.append(f'<p class="caveat">{escape(fix.caveats)}</p>')
         parts.append("</section>")
+    parts.append("<h2>Verification</h2>")
+    if not d.verified_in:
+        parts.append(f"<p>Not run on a GPU yet ({escape(d.verification.status)}).</p>")
+    for run in d.verified_in:
+        libs = ", ".join(f"{k} {v}" for k, v in sorted(run.libraries.items()) if k in ("flash-attn-4", "sglang", "flashinfer-python", "vllm"))
+        env = f"{run.gpu} (compute capability {run.compute_capability}, torch {run.torch}{', ' + libs if libs else ''})"
+        parts.append(f'<p class="verified">Ran on {escape(env)}:</p><ul>' + "".join(
+            f'<li><code>{escape(case)}</code> <span class="badge status-{escape(status)}">{escape(status)}</span></li>'
+            for case, status in sorted(run.cases.items())) + "</ul>")
+    if d.verification.note:
+        parts.append(f'<p class="caveat">{escape(d.verification.note)}</p>')
     parts.append("<h2>Where it is raised</h2><ul>")
     for loc in d.raised_at:
         where = f"{loc.package} {loc.version}: {loc.path}:{loc.line}"

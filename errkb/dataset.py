@@ -11,8 +11,9 @@ from functools import cached_property
 from pathlib import Path
 
 from errkb import store
-from errkb.model import AffectedVersions, Record, RecordDetail, Site, SourceLocation
+from errkb.model import AffectedVersions, Record, RecordDetail, Site, SourceLocation, VerificationRun
 from errkb.packages import PackageConfig, load_packages
+from errkb.verify import results as verification_results
 from errkb.versions import version_key
 
 
@@ -23,6 +24,7 @@ class Dataset:
     sites: dict[str, Site]
     packages: dict[str, PackageConfig]
     manifest: dict = field(default_factory=dict)
+    verification: dict = field(default_factory=dict)  # data/verification/results.json
 
     @classmethod
     def load(cls, data_dir: Path | None = None, records: list[Record] | None = None) -> "Dataset":
@@ -34,6 +36,7 @@ class Dataset:
             sites={s.id: s for s in store.read_all_sites(data_dir)},
             packages=load_packages(data_dir),
             manifest=store.read_manifest(data_dir),
+            verification=verification_results.load(data_dir),
         )
 
     @cached_property
@@ -70,6 +73,21 @@ class Dataset:
                 removed_in=later[0] if later else None, versions=ordered))
         return out
 
+    def verification_runs(self, record_id: str) -> list[VerificationRun]:
+        envs = self.verification.get("environments", {})
+        runs: dict[str, VerificationRun] = {}
+        for r in self.verification.get("results", []):
+            if r["record"] != record_id:
+                continue
+            env = envs.get(r["env_id"], {})
+            run = runs.setdefault(r["env_id"], VerificationRun(
+                environment=r["env_id"], gpu=env.get("gpu") or "none (CPU only)",
+                compute_capability=env.get("compute_capability"), torch=env.get("torch"),
+                libraries=env.get("libraries", {}), cases={}))
+            run.cases[r["case"]] = r["status"]
+            run.finished_at = max(run.finished_at or "", r.get("finished_at") or "") or None
+        return list(runs.values())
+
     def detail(self, record: Record) -> RecordDetail:
         sites = [self.sites[sid] for sid in record.sites if sid in self.sites]
         missing = [s.id for s in sites if s.versions[-1] != self.newest_version(s.package)]
@@ -79,4 +97,5 @@ class Dataset:
             raised_at=[self.location(s) for s in sites],
             affected=self.affected(sites),
             sites_missing_in_newest=missing,
+            verified_in=self.verification_runs(record.id),
         )

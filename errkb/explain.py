@@ -26,7 +26,8 @@ def format_record(d: RecordDetail, fmt: str = "text") -> str:
     def wrap(text: str, indent: str = "  ") -> str:
         return textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=" " * len(indent))
 
-    lines = [f"{d.id}  [{d.verification.status}]", f"{d.title}", f"  {d.error_class}: {d.message}", "",
+    where = f" on {', '.join(sorted({r.gpu for r in d.verified_in}))}" if d.verified_in else ""
+    lines = [f"{d.id}  [{d.verification.status}{where}]", f"{d.title}", f"  {d.error_class}: {d.message}", "",
              "What it means:", wrap(d.meaning), "", "When it happens:"]
     lines += [wrap(c, "  - ") for c in d.triggers.conditions]
     lines += ["", "Fixes:"]

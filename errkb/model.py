@@ -184,6 +184,18 @@ class Record(_Strict):
     provenance: Provenance
 
 
+class VerificationRun(_Strict):
+    """The cases of one record as run in one environment (derived from data/verification/)."""
+
+    environment: str
+    gpu: str
+    compute_capability: str | None = None
+    torch: str | None = None
+    libraries: dict[str, str] = {}
+    cases: dict[str, str] = Field(description="Case id -> confirmed / refuted / error / skipped.")
+    finished_at: str | None = None
+
+
 class RecordDetail(Record):
     """A record with the facts derived from its sites, as the API, CLI and web page show it."""
 
@@ -192,3 +204,4 @@ class RecordDetail(Record):
     affected: list[AffectedVersions]
     sites_missing_in_newest: list[SiteId] = Field(
         default=[], description="Linked sites absent from their package's newest harvested version.")
+    verified_in: list[VerificationRun] = Field(default=[], description="Where its cases ran, and how each went.")

@@ -40,3 +40,13 @@ def test_release_without_a_tag_has_no_guessed_url(dataset):
     record = dataset.records_by_id["fa4-splitkv-sm90"]
     loc = next(l for l in dataset.detail(record).raised_at if l.package == "flash-attn-4")
     assert loc.ref is None and loc.url is None and loc.version == "4.0.0b36"
+
+
+def test_verified_records_carry_their_environment(dataset):
+    confirmed = [r for r in dataset.records if r.verification.status == "confirmed"]
+    assert confirmed
+    for record in confirmed:
+        runs = dataset.detail(record).verified_in
+        assert runs and all(run.gpu and run.cases for run in runs), record.id
+        assert any(case.endswith(":reproduce") and status == "confirmed"
+                   for run in runs for case, status in run.cases.items()), record.id

@@ -22,7 +22,8 @@ function renderRecord(m) {
   const card = el("article", { class: "match record", "data-id": r.id },
     el("h2", {}, el("a", { href: "/errors/" + encodeURIComponent(r.id) }, r.title)),
     el("p", { class: "meta" },
-      el("span", { class: "badge status-" + r.verification.status }, r.verification.status), " ",
+      el("span", { class: "badge status-" + r.verification.status }, r.verification.status),
+      r.verified_in.length ? " on " + r.verified_in.map(v => v.gpu).join(", ") + " " : " ",
       el("code", {}, r.error_class), " · " + r.backends.join(", ") + " · score " + m.score.toFixed(2)),
     el("pre", { class: "message" }, m.matched_text),
     el("p", {}, r.meaning));
