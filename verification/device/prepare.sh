@@ -23,15 +23,31 @@ python3 - "$wheel" .gpu/sgl <<'PY'
 import sys, zipfile
 from pathlib import Path
 wheel, dest = sys.argv[1], Path(sys.argv[2])
-keep = ("sglang/version.py", "sglang/kernels/kernel_api_logging.py",
+keep = ("sglang/version.py", "sglang/kernels/kernel_api_logging.py", "sglang/kernels/jit/cute_aot_cache.py",
+        "sglang/kernels/ops/attention/fa4_sm120/",
         "sglang/kernels/ops/attention/flash_attention_v4.py", "sglang/kernels/ops/attention/flash_attn/")
 with zipfile.ZipFile(wheel) as z:
     for name in z.namelist():
         if name.startswith(keep) and not name.endswith("/"):
             z.extract(name, dest)
 stub = '"""Stub package file: only the FA4 wrapper and its vendored kernels are carried (errkb verification)."""\n'
-for pkg in ("sglang", "sglang/kernels", "sglang/kernels/ops", "sglang/kernels/ops/attention"):
+for pkg in ("sglang", "sglang/kernels", "sglang/kernels/ops", "sglang/kernels/ops/attention",
+            "sglang/kernels/jit", "sglang/srt"):
+    (dest / pkg).mkdir(parents=True, exist_ok=True)
     (dest / pkg / "__init__.py").write_text(stub)
+# The vendored FA4 reaches into SGLang's server for two things only: whether PDL launches are
+# allowed (sglang/kernels/jit/utils: compute capability 9.0 or newer, as upstream decides on CUDA)
+# and where a persistent compile cache lives (sglang/srt/environ: none, an in-memory cache).
+# These shims answer exactly that, so the kernels under test stay upstream's own code.
+(dest / "sglang/kernels/jit/utils").mkdir(parents=True, exist_ok=True)
+(dest / "sglang/kernels/jit/utils/__init__.py").write_text(
+    '"""errkb shim for SGLang\'s JIT utils: only what the vendored FA4 imports."""\n'
+    "import torch\n\n\ndef is_arch_support_pdl() -> bool:\n"
+    "    return torch.cuda.get_device_capability()[0] >= 9\n")
+(dest / "sglang/srt/environ.py").write_text(
+    '"""errkb shim for sglang.srt.environ: no persistent CuTe compile cache."""\n\n\n'
+    "class _Unset:\n    def get(self):\n        return None\n\n\n"
+    "class _Envs:\n    SGLANG_CUTE_AOT_CACHE_DIR = _Unset()\n\n\nenvs = _Envs()\n")
 version = Path(wheel).name.split("-")[1]
 (dest / "sglang/_version.py").write_text(f'__version__ = "{version}"\n__version_tuple__ = {tuple(int(x) for x in version.split("."))}\n')
 PY

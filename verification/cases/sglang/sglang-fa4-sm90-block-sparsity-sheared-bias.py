@@ -22,6 +22,7 @@ def reproduce(ctx):
         mask_block_idx=t.zeros(b, h, m, n, dtype=t.int32, device=ctx.device),
         full_block_cnt=t.full((b, h, m), n, dtype=t.int32, device=ctx.device),
         full_block_idx=t.arange(n, dtype=t.int32, device=ctx.device).expand(b, h, m, n).contiguous(),
+        block_size=(128, 128),  # the 128x128 tiles the SM90 kernel uses with a sheared bias
     )
     ctx.expect_error(interface.flash_attn_varlen_func, q, k, v, causal=True, rel_bias=rel_bias,
                      block_sparse_tensors=bst)
