@@ -155,8 +155,12 @@ class MatchIndex:
             weight = self.entry_weight[i]
             if (g + common_total) < 0.5 * weight:
                 continue  # cannot reach half coverage even with every common word
+            entry_words = self.entries[i].words
+            if entry_words <= found:  # every word present: no need to add them up
+                scored.append((i, 1.0, weight))
+                continue
             if common:
-                g += sum(self.idf[w] for w in self.entries[i].words & common)
+                g += sum(self.idf[w] for w in entry_words & common)
             if g >= 0.5 * weight:
                 scored.append((i, g / weight, g))
         # Fully covered and specific (much matched weight) first.
@@ -199,8 +203,8 @@ class MatchIndex:
         m = entry.pattern.search(paste.text)
         if not m:
             return None
-        why = [f"exact match of the message template ({len(templates.placeholders(entry.template))} parameters)"]
         params = {k: v for k, v in m.groupdict().items() if v is not None}
+        why = [f"exact match of the message template ({len(entry.pattern.groupindex)} parameters)"]
         return 0.7 + 0.3 * self._informative(entry), m.span(), params, why
 
     def _fuzzy(self, entry: Entry, lines: list[tuple[int, str]]):
