@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import os
 import shutil
 import sys
 import tempfile
@@ -124,6 +123,7 @@ def main() -> int:
     ap.add_argument("--wheel", default=DEFAULT_WHEEL, help="wheel glob, relative to the repo")
     ap.add_argument("--no-fixit", action="store_true")
     args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)
 
     work = Path(tempfile.mkdtemp(prefix="errkb-lint-bench-"))
     try:
@@ -133,10 +133,12 @@ def main() -> int:
         print(f"tree: {tree} — {len(files)} Python files, {size / 1e6:.1f} MB")
 
         rows = []
+        print("running: libcst parse-only …")
         t_parse, failed = parse_only(files)
         rows.append(("libcst parse-only, every file", t_parse, f"{failed} unparsable"))
         runs = {}
         cache = work / "cache"
+        print("running: errkb lint cold, warm, 2 processes, cache off …")
         t, runs["cold"] = errkb_run(tree, cache, 1)
         rows.append(("errkb lint cold (1 process)", t, None))
         t, runs["warm"] = errkb_run(tree, cache, 1)
@@ -146,6 +148,7 @@ def main() -> int:
         t, runs["no-cache"] = errkb_run(tree, None, 1)
         rows.append(("errkb lint, cache off (1 process)", t, None))
         if not args.no_fixit and LintRule is not None:
+            print("running: Fixit 2 …")
             t, count = fixit_run(tree)
             ekb102 = sum(f.rule == "EKB102" for f in runs["cold"].findings)
             rows.append(("Fixit 2, 1 import-resolving rule (1 process)", t,
@@ -156,7 +159,7 @@ def main() -> int:
         for name, run in runs.items():
             if name != "warm":
                 continue
-            print(f"warm run served {run.cached} of its parsed files from the cache")
+            print(f"warm run served {run.cached} of {run.files} files from the cache")
         cold = rows[1][1]
         print()
         print("| mode | seconds | × parse-only | note |")

@@ -10,6 +10,8 @@ nothing (a local function that merely shares a name is never reported).
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +48,12 @@ class ParamValue:
 ABSENT = "absent"  # not passed, or passed as an explicit None
 MAYBE = "maybe"  # may or may not be None (a forwarded Optional parameter, an opaque **splat)
 PRESENT = "present"  # passed with a value that is not None
+
+
+def literal(arg: "Arg") -> object:
+    """The argument's value when it is a plain constant (int, float, str, bool, None), else UNKNOWN."""
+    v = arg.value
+    return v if v is None or type(v) in (int, float, str, bool) else UNKNOWN
 
 
 @dataclass
@@ -102,22 +110,31 @@ class CallSite:
 # ------------------------------------------------------------------ module name
 
 
-_pkg_cache: dict[Path, str | None] = {}
+_pkg_cache: dict[Path, str] = {}
+
+
+def _package_of(d: Path) -> str:
+    """Dotted package name of a folder ('' when it has no __init__.py); cached per folder."""
+    got = _pkg_cache.get(d)
+    if got is None:
+        if (d / "__init__.py").is_file() and d.parent != d:
+            parent = _package_of(d.parent)
+            got = f"{parent}.{d.name}" if parent else d.name
+        else:
+            got = ""
+        _pkg_cache[d] = got
+    return got
 
 
 def module_name(path: Path | None) -> str:
     """Dotted module name of a file, from the __init__.py files above it ('' when unknown)."""
     if path is None:
         return ""
-    path = Path(path)
-    parts = [] if path.name == "__init__.py" else [path.stem]
-    d = path.parent
-    while (d / "__init__.py").is_file():
-        parts.append(d.name)
-        if d.parent == d:
-            break
-        d = d.parent
-    return ".".join(reversed(parts))
+    path = Path(os.path.abspath(path))
+    pkg = _package_of(path.parent)
+    if path.name == "__init__.py":
+        return pkg
+    return f"{pkg}.{path.stem}" if pkg else path.stem
 
 
 def _dotted(node: cst.BaseExpression | None) -> str | None:
@@ -132,7 +149,48 @@ def _dotted(node: cst.BaseExpression | None) -> str | None:
 # ------------------------------------------------------------------ collection
 
 
-class _Collector(cst.CSTVisitor):
+_SKIP_FIELDS = ("whitespace", "lpar", "rpar", "comma", "semicolon", "leading_lines", "header", "footer",
+                "lines_after_decorators", "equal", "colon", "dot", "operator", "newline", "asynchronous")
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: cst.CSTNode):
+    """Child nodes by reading dataclass fields (libcst's own visitor rebuilds every node: slow)."""
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(
+            f.name for f in dataclasses.fields(node) if not any(k in f.name for k in _SKIP_FIELDS))
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                if isinstance(v, cst.CSTNode):
+                    yield v
+
+
+class _Walker:
+    """A read-only visitor: visit_<Type> (return False to skip the children) and leave_<Type>."""
+
+    _dispatch: dict = {}
+
+    def walk(self, node: cst.CSTNode) -> None:
+        cls = type(node)
+        key = (type(self), cls)
+        hooks = self._dispatch.get(key)
+        if hooks is None:
+            hooks = self._dispatch[key] = (getattr(type(self), f"visit_{cls.__name__}", None),
+                                           getattr(type(self), f"leave_{cls.__name__}", None))
+        visit, leave = hooks
+        if visit is None or visit(self, node) is not False:
+            for child in _children(node):
+                self.walk(child)
+        if leave is not None:
+            leave(self, node)
+
+
+class _Collector(_Walker):
     def __init__(self, module: str, is_package: bool) -> None:
         self.module = module
         self.is_package = is_package
@@ -142,6 +200,7 @@ class _Collector(cst.CSTVisitor):
         self.withs: list[WithContext] = []
         self.calls: list[CallSite] = []
         self.attr_stores: list[tuple[cst.Attribute, Scope]] = []
+        self.functions: list[tuple[cst.FunctionDef, Scope]] = []
 
     # imports -------------------------------------------------------
     def _relative_base(self, level: int, module: str | None) -> str | None:
@@ -198,7 +257,7 @@ class _Collector(cst.CSTVisitor):
         if outer.kind == "class":
             outer.cls.methods.add(node.name.value)
         for dec in node.decorators:
-            dec.visit(self)
+            self.walk(dec)
         scope = Scope("function", outer)
         params = node.params
         ordered = [*params.posonly_params, *params.params]
@@ -209,15 +268,16 @@ class _Collector(cst.CSTVisitor):
                 scope.self_name = ordered[0].name.value
         for p in [*ordered, *params.kwonly_params]:
             if p.default is not None:
-                p.default.visit(self)
+                self.walk(p.default)
             scope.bind(p.name.value, Binding("param", scope, value=p.default))
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bind(star.name.value, Binding("other", scope))
         # walk the body in the new scope (lexical parent: skip class scopes when resolving)
-        self.scope = scope
-        node.body.visit(self)
-        self.scope = outer
+        self.functions.append((node, scope))
+        self.scope, withs, self.withs = scope, self.withs, []  # a def under `with` runs elsewhere
+        self.walk(node.body)
+        self.scope, self.withs = outer, withs
         return False
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
@@ -273,7 +333,7 @@ class _Collector(cst.CSTVisitor):
     # with and calls --------------------------------------------------
     def visit_With(self, node: cst.With) -> bool:
         for item in node.items:
-            item.item.visit(self)
+            self.walk(item.item)
             if item.asname is not None:
                 self._bind_target(item.asname.name, None)
         pushed = 0
@@ -281,7 +341,7 @@ class _Collector(cst.CSTVisitor):
             if isinstance(item.item, cst.Call):
                 self.withs.append(WithContext(item.item, self.scope))
                 pushed += 1
-        node.body.visit(self)
+        self.walk(node.body)
         for _ in range(pushed):
             self.withs.pop()
         return False
@@ -303,12 +363,14 @@ class ModuleIndex:
         mod = module_name(path) if module is None else module
         is_package = path is not None and Path(path).name == "__init__.py"
         c = _Collector(mod, is_package)
-        tree.visit(c)
+        c.walk(tree)
         self.tree = tree
         self.module = mod
         self.root = c.root
         self.calls = c.calls
         self.classes = c.classes
+        self.functions = c.functions
+        self._targets: dict[int, frozenset[str]] = {}
 
     # scopes ---------------------------------------------------------
     @staticmethod
@@ -321,6 +383,13 @@ class ModuleIndex:
             first = False
             s = s.parent
         return None
+
+    def targets(self, site: CallSite) -> frozenset[str]:
+        """What a call's function resolves to (memoised: every rule asks)."""
+        got = self._targets.get(id(site.node))
+        if got is None:
+            got = self._targets[id(site.node)] = self.resolve(site.node.func, site.scope)
+        return got
 
     # what a name or attribute refers to -------------------------------
     def resolve(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> frozenset[str]:
@@ -365,10 +434,11 @@ class ModuleIndex:
         """A constant, QualName, tuple, ParamValue or UNKNOWN for `expr`."""
         if expr is None or depth > _MAX_DEPTH:
             return UNKNOWN
-        if isinstance(expr, cst.Integer):
-            return int(expr.value.replace("_", ""), 0)
-        if isinstance(expr, cst.Float):
-            return float(expr.value.replace("_", ""))
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            try:
+                return expr.evaluated_value
+            except (ValueError, SyntaxError):
+                return UNKNOWN
         if isinstance(expr, cst.SimpleString):
             try:
                 return expr.evaluated_value
@@ -497,8 +567,7 @@ class CallArgs:
             return Arg(ABSENT, None, node)
         if isinstance(v, ParamValue):
             # a forwarded parameter: None by default means "only when the caller passes it"
-            state = MAYBE if v.default is None or v.default is UNKNOWN else PRESENT
-            return Arg(state, v.default if state == PRESENT else UNKNOWN, node)
+            return Arg(MAYBE if v.default is None else PRESENT, UNKNOWN, node)
         return Arg(PRESENT, v, node)
 
     def expr(self, name: str) -> tuple[cst.BaseExpression, Scope] | None:
@@ -507,3 +576,54 @@ class CallArgs:
 
     def passed(self, name: str) -> bool:
         return self[name].state == PRESENT
+
+
+# ------------------------------------------------------------------ tensors
+
+_FACTORIES = frozenset(f"torch.{f}" for f in ("randn", "rand", "empty", "zeros", "ones", "full"))
+
+
+@dataclass(frozen=True)
+class TensorFacts:
+    last_dim: int | None = None
+    dtype: str | None = None  # qualified name, e.g. torch.float8_e4m3fn
+
+
+def tensor_facts(index: ModuleIndex, expr: cst.BaseExpression | None, scope: Scope,
+                 depth: int = 0) -> TensorFacts:
+    """Last dimension and dtype of a tensor built visibly: torch.randn/empty/zeros/ones/full(...),
+    optionally followed by .to(dtype); names are followed to their single assignment."""
+    if expr is None or depth > _MAX_DEPTH:
+        return TensorFacts()
+    if isinstance(expr, cst.Name):
+        bindings = index._lookup(expr.value, scope)
+        if bindings and len(bindings) == 1 and bindings[0].kind == "assign":
+            return tensor_facts(index, bindings[0].value, bindings[0].scope, depth + 1)
+        return TensorFacts()
+    if not isinstance(expr, cst.Call):
+        return TensorFacts()
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "to" and not index.resolve(func, scope):
+        base = tensor_facts(index, func.value, scope, depth + 1)
+        for a in expr.args:
+            if a.keyword is None or a.keyword.value == "dtype":
+                v = index.value(a.value, scope)
+                if isinstance(v, QualName) and v.name.startswith("torch."):
+                    return TensorFacts(base.last_dim, v.name)
+        return base
+    targets = index.resolve(func, scope)
+    if len(targets) != 1 or next(iter(targets)) not in _FACTORIES:
+        return TensorFacts()
+    positional = [a for a in expr.args if a.keyword is None and not a.star]
+    if next(iter(targets)) == "torch.full" and positional:
+        positional = positional[:1]
+    dims = positional
+    if len(positional) == 1 and isinstance(positional[0].value, (cst.Tuple, cst.List)):
+        dims = [e for e in positional[0].value.elements]
+    last = index.value(dims[-1].value, scope) if dims else UNKNOWN
+    dtype = None
+    for a in expr.args:
+        if a.keyword is not None and a.keyword.value == "dtype":
+            v = index.value(a.value, scope)
+            dtype = v.name if isinstance(v, QualName) else None
+    return TensorFacts(last if type(last) is int else None, dtype)

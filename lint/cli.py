@@ -1,0 +1,102 @@
+"""`errkb lint`, `errkb rules`, `errkb rule ID` (loaded by errkb.cli through register())."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from errkb.lint import config as config_mod
+from errkb.lint.rule import ALL_ARCHS
+
+
+def register(sub, data_dir_of) -> None:
+    p = sub.add_parser("lint", help="find attention-backend calls that will raise (exit 1 on findings)")
+    p.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .)")
+    p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
+    p.add_argument("--gpu-arch", action="append", metavar="ARCH",
+                   help=f"target GPU arch, repeatable or comma-separated ({', '.join(ALL_ARCHS)})")
+    p.add_argument("--select", action="append", help="rule codes, prefixes or names (comma-separated)")
+    p.add_argument("--ignore", action="append", help="rule codes, prefixes or names to skip")
+    p.add_argument("--jobs", "-j", type=int, default=0, help="processes (0: automatic)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+    p.add_argument("--cache-dir", type=Path)
+    p.add_argument("--report-unused-suppressions", action="store_true", default=None)
+    p.add_argument("--config", type=Path, help="pyproject.toml to read [tool.errkb] from")
+    p.set_defaults(func=lambda a: _lint(a, data_dir_of(a)))
+
+    p = sub.add_parser("rules", help="list the lint rules")
+    p.set_defaults(func=_rules)
+
+    p = sub.add_parser("rule", help="explain one lint rule (code or name)")
+    p.add_argument("id")
+    p.set_defaults(func=lambda a: _rule(a, data_dir_of(a)))
+
+
+def _split(values) -> list[str]:
+    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
+
+
+def _lint(args: argparse.Namespace, data_dir: Path) -> int:
+    from errkb.lint.engine import load_record_texts
+    from errkb.lint.output import FORMATS
+    from errkb.lint.rule import all_rules
+    from errkb.lint.runner import lint_paths
+
+    try:
+        cfg = config_mod.load(args.config.parent if args.config else None)
+        if args.gpu_arch:
+            cfg.archs = config_mod.check_archs(_split(args.gpu_arch))
+        if args.select:
+            cfg.select = _split(args.select)
+        if args.ignore:
+            cfg.ignore = [*cfg.ignore, *_split(args.ignore)]
+        if args.report_unused_suppressions:
+            cfg.report_unused = True
+        if args.cache_dir:
+            cfg.cache_dir = args.cache_dir
+        codes = config_mod.selected(list(all_rules()), cfg.select, cfg.ignore)
+    except config_mod.ConfigError as exc:
+        print(f"errkb lint: {exc}", file=sys.stderr)
+        return 2
+    missing = [str(p) for p in args.paths if not p.exists() and not p.is_symlink()]
+    if missing:
+        print(f"errkb lint: no such file or directory: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    try:
+        texts = load_record_texts(data_dir)
+        run = lint_paths(args.paths or [Path(".")], cfg, codes, texts, jobs=args.jobs,
+                         use_cache=not args.no_cache)
+    except Exception as exc:  # internal error: exit 2, never a traceback-less 1
+        print(f"errkb lint: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    findings = run.findings
+    if cfg.report_unused is False:
+        findings = [f for f in findings if f.rule != "EKB000"]
+    sys.stdout.write(FORMATS[args.format](findings))
+    for r in run.skipped:
+        print(f"errkb lint: skipped {r.path}: {r.skipped}", file=sys.stderr)
+    if args.format == "text":
+        print(f"errkb lint: {len(findings)} finding(s) in {run.files} file(s)"
+              f" ({run.cached} cached, {len(run.skipped)} skipped)", file=sys.stderr)
+    if any(r.skipped.startswith("internal error") for r in run.skipped):
+        return 2
+    return 1 if findings else 0
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from errkb.lint.docs import rule_list
+
+    sys.stdout.write(rule_list())
+    return 0
+
+
+def _rule(args: argparse.Namespace, data_dir: Path) -> int:
+    from errkb.lint.docs import find_rule, rule_page
+
+    cls = find_rule(args.id)
+    if cls is None:
+        print(f"errkb rule: unknown rule {args.id!r} (see `errkb rules`)", file=sys.stderr)
+        return 2
+    sys.stdout.write(rule_page(cls, data_dir))
+    return 0

@@ -1,0 +1,123 @@
+"""`[tool.errkb]` in pyproject.toml; command-line flags override it.
+
+    [tool.errkb]
+    gpu-archs = ["sm90", "sm100"]          # arch-dependent rules fire only for these
+    select = ["EKB1", "EKB201"]            # codes or code prefixes (default: every rule)
+    ignore = ["EKB302"]
+    exclude = ["third_party/**", "*_pb2.py"]
+    report-unused-suppressions = true
+    cache-dir = ".errkb-cache"
+
+    [tool.errkb.per-file-ignores]
+    "tests/**" = ["EKB101", "EKB2"]
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from errkb.lint.rule import ALL_ARCHS, DEFAULT_ARCHS
+
+KEYS = {"gpu-archs", "select", "ignore", "exclude", "per-file-ignores", "report-unused-suppressions",
+        "cache-dir"}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass
+class Config:
+    archs: tuple[str, ...] = DEFAULT_ARCHS
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    report_unused: bool = False
+    cache_dir: Path | None = None
+    root: Path = field(default_factory=Path.cwd)  # where relative globs and the cache live
+
+    def excluded(self, rel: str) -> bool:
+        return any(_match(rel, pat) for pat in self.exclude)
+
+    def ignored_for(self, rel: str) -> list[str]:
+        return [c for pat, codes in self.per_file_ignores.items() if _match(rel, pat) for c in codes]
+
+
+def _match(rel: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern + "/*"):
+        return True
+    if pattern.endswith("/**") and (rel == pattern[:-3] or rel.startswith(pattern[:-3] + "/")):
+        return True
+    return "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in rel.split("/"))
+
+
+def find_pyproject(start: Path) -> Path | None:
+    start = start.resolve()
+    for d in [start, *start.parents]:
+        p = d / "pyproject.toml"
+        if p.is_file():
+            return p
+    return None
+
+
+def check_archs(archs) -> tuple[str, ...]:
+    bad = [a for a in archs if a not in ALL_ARCHS]
+    if bad:
+        raise ConfigError(f"unknown GPU arch {', '.join(bad)} (known: {', '.join(ALL_ARCHS)})")
+    return tuple(dict.fromkeys(archs))
+
+
+def load(start: Path | None = None) -> Config:
+    start = start or Path.cwd()
+    path = find_pyproject(start)
+    if path is None:
+        return Config(root=start.resolve())
+    try:
+        table = tomllib.loads(path.read_text()).get("tool", {}).get("errkb", {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    table = {k.replace("_", "-"): v for k, v in table.items()}
+    cfg = Config(root=path.parent)
+    if "gpu-archs" in table:
+        cfg.archs = check_archs(_strings(table, "gpu-archs", path))
+    if "select" in table:
+        cfg.select = _strings(table, "select", path)
+    cfg.ignore = _strings(table, "ignore", path) if "ignore" in table else []
+    cfg.exclude = _strings(table, "exclude", path) if "exclude" in table else []
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict) or not all(isinstance(v, list) for v in pfi.values()):
+        raise ConfigError(f"{path}: [tool.errkb.per-file-ignores] maps globs to lists of codes")
+    cfg.per_file_ignores = {k: [str(c) for c in v] for k, v in pfi.items()}
+    cfg.report_unused = bool(table.get("report-unused-suppressions", False))
+    if "cache-dir" in table:
+        cfg.cache_dir = path.parent / str(table["cache-dir"])
+    return cfg
+
+
+def _strings(table: dict, key: str, path: Path) -> list[str]:
+    value = table[key]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: [tool.errkb] {key} must be a list of strings")
+    return value
+
+
+def selected(codes: list[str], select: list[str] | None, ignore: list[str]) -> list[str]:
+    """Codes kept by select/ignore; both take codes, code prefixes or rule names."""
+    from errkb.lint.rule import all_rules
+
+    rules = all_rules()
+
+    def hit(code: str, pats: list[str]) -> bool:
+        return any(code.startswith(p.upper()) or rules[code].NAME == p for p in pats)
+
+    for p in [*(select or []), *ignore]:
+        if not any(c.startswith(p.upper()) or rules[c].NAME == p for c in rules) and p.upper() != "EKB000":
+            raise ConfigError(f"unknown rule {p!r} (see `errkb rules`)")
+    return [c for c in codes if (select is None or hit(c, select)) and not hit(c, ignore)]

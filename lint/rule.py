@@ -1,0 +1,93 @@
+"""The rule base class and the registry.
+
+A rule is one small class (see lint/rules_*.py): a docstring saying what it catches, the errkb
+record(s) it prevents, the call targets it looks at, and VALID / INVALID examples that are both
+its tests and its documentation. `check` yields `Report`s; the engine turns them into findings
+whose message is the record's upstream wording.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Iterable, Iterator
+
+import libcst as cst
+
+from errkb.lint.analysis import CallArgs, CallSite, ModuleIndex
+from errkb.lint.targets import positional_params
+
+ALL_ARCHS = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm103", "sm110", "sm120", "sm121")
+DEFAULT_ARCHS = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm120")
+
+
+def arch_major(arch: str) -> int:
+    return int(arch[2:]) // 10
+
+
+@dataclass(frozen=True)
+class Example:
+    """A code snippet; INVALID ones say how many findings they give (and for which archs)."""
+
+    code: str
+    archs: tuple[str, ...] = DEFAULT_ARCHS
+    findings: int = 1
+
+
+@dataclass
+class Report:
+    node: cst.CSTNode
+    record: str
+    params: dict = field(default_factory=dict)
+    hint: str = ""
+    text: str | None = None  # upstream's exact words when they differ from the record's message
+
+
+@dataclass
+class LintContext:
+    index: ModuleIndex
+    archs: tuple[str, ...]
+
+
+class Rule:
+    """Base class; see the rules_*.py modules (one small class per rule)."""
+
+    CODE: ClassVar[str]
+    NAME: ClassVar[str]
+    RECORDS: ClassVar[tuple[str, ...]]
+    TARGETS: ClassVar[frozenset[str]] = frozenset()
+    # the byte-level prefilter: groups of tokens; a file that holds no whole group cannot match
+    PREFILTER: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
+    HINT: ClassVar[str] = ""  # the fix, one sentence
+    ARCH_DEPENDENT: ClassVar[bool] = False
+    VALID: ClassVar[list] = []
+    INVALID: ClassVar[list] = []
+
+    def run(self, ctx: LintContext) -> Iterator[Report]:
+        for site in ctx.index.calls:
+            targets = ctx.index.targets(site)
+            if targets and targets <= self.TARGETS:
+                args = ctx.index.bind_args(site, positional_params(targets))
+                yield from self.check(site, targets, args, ctx)
+
+    def check(self, site: CallSite, targets: frozenset[str], args: CallArgs,
+              ctx: LintContext) -> Iterable[Report]:
+        return ()
+
+    def report(self, node: cst.CSTNode, record: str | None = None, hint: str | None = None,
+               text: str | None = None, **params) -> Report:
+        return Report(node, record or self.RECORDS[0], params, self.HINT if hint is None else hint, text)
+
+
+REGISTRY: dict[str, type[Rule]] = {}
+
+
+def register(cls: type[Rule]) -> type[Rule]:
+    assert cls.CODE not in REGISTRY, cls.CODE
+    REGISTRY[cls.CODE] = cls
+    return cls
+
+
+def all_rules() -> dict[str, type[Rule]]:
+    from errkb.lint import rules_fa2, rules_fa4, rules_flashinfer, rules_sdpa, rules_sglang  # noqa: F401
+
+    return dict(sorted(REGISTRY.items()))

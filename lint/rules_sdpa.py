@@ -1,0 +1,109 @@
+"""PyTorch scaled_dot_product_attention: masks the chosen backend cannot take."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from errkb.lint.analysis import PRESENT, QualName
+from errkb.lint.rule import Example, Rule, register
+from errkb.lint.targets import SDP_BACKEND, SDP_KERNEL_LEGACY, SDPA, SDPA_KERNEL, last_names
+
+_F = "import torch.nn.functional as F\n"
+_CTX = "from torch.nn.attention import sdpa_kernel, SDPBackend\n"
+
+
+def sdpa_backends(index, site) -> set[str] | None:
+    """Backends the innermost visible sdpa_kernel / sdp_kernel context allows (None: no context)."""
+    for ctx in reversed(site.withs):
+        targets = index.resolve(ctx.call.func, ctx.scope)
+        if targets and targets <= SDPA_KERNEL:
+            if not ctx.call.args:
+                return None
+            arg = ctx.call.args[0].value
+            items = [e.value for e in arg.elements] if isinstance(arg, (cst.List, cst.Tuple)) else [arg]
+            names = set()
+            for item in items:
+                v = index.value(item, ctx.scope)
+                if not (isinstance(v, QualName) and v.name.startswith(SDP_BACKEND + ".")):
+                    return None  # not visible: say nothing
+                names.add(v.name.rsplit(".", 1)[1])
+            return names
+        if targets and targets <= SDP_KERNEL_LEGACY:
+            flags = {"enable_flash": True, "enable_math": True, "enable_mem_efficient": True,
+                     "enable_cudnn": True}
+            for a in ctx.call.args:
+                if a.keyword is None or a.keyword.value not in flags:
+                    return None
+                v = index.value(a.value, ctx.scope)
+                if type(v) is not bool:
+                    return None
+                flags[a.keyword.value] = v
+            return {name for name, on in (("FLASH_ATTENTION", flags["enable_flash"]),
+                                          ("MATH", flags["enable_math"]),
+                                          ("EFFICIENT_ATTENTION", flags["enable_mem_efficient"]),
+                                          ("CUDNN_ATTENTION", flags["enable_cudnn"])) if on}
+    return None
+
+
+@register
+class SdpaFlashOnlyWithMask(Rule):
+    """Inside `sdpa_kernel(SDPBackend.FLASH_ATTENTION)` (flash as the only backend) SDPA cannot
+    take an attn_mask: the flash kernel rejects it and, with nothing else allowed, the call fails
+    with 'No available kernel'."""
+
+    CODE = "EKB301"
+    NAME = "sdpa-flash-only-attn-mask"
+    RECORDS = ("sdpa-flash-attn-mask-unsupported", "sdpa-no-available-kernel")
+    TARGETS = SDPA
+    PREFILTER = last_names(SDPA)
+    HINT = ("with flash as the only backend the call then fails with RuntimeError 'No available kernel. "
+            "Aborting execution.'; allow EFFICIENT_ATTENTION in the context, or use is_causal=True")
+    VALID = [
+        _F + _CTX + "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    F.scaled_dot_product_attention(q, k, v, is_causal=True)",
+        _F + _CTX + "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):\n"
+        "    F.scaled_dot_product_attention(q, k, v, attn_mask=m)",
+        _F + _CTX + "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    F.scaled_dot_product_attention(q, k, v, None)",
+    ]
+    INVALID = [
+        Example(_F + _CTX + "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n"
+                "    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)"),
+        Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n"
+                "def f(q, k, v, m):\n    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):\n"
+                "        return torch.nn.functional.scaled_dot_product_attention(q, k, v, m)"),
+        Example(_F + "import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, "
+                "enable_mem_efficient=False, enable_cudnn=False):\n    F.scaled_dot_product_attention(q, k, v, attn_mask=m)"),
+    ]
+
+    def check(self, site, targets, args, ctx):
+        mask = args["attn_mask"]
+        if mask.state == PRESENT and sdpa_backends(ctx.index, site) == {"FLASH_ATTENTION"}:
+            yield self.report(mask.node)
+
+
+@register
+class SdpaMaskWithIsCausal(Rule):
+    """attn_mask together with is_causal=True is refused by SDPA's math kernel (the one used on
+    CPU, as a fallback, or when forced), so the call works on some machines and fails on others."""
+
+    CODE = "EKB302"
+    NAME = "sdpa-attn-mask-with-is-causal"
+    RECORDS = ("sdpa-attn-mask-with-is-causal",)
+    TARGETS = SDPA
+    PREFILTER = last_names(SDPA)
+    HINT = ("raised whenever SDPA runs its math kernel (CPU, fallback or forced); fold the causal "
+            "triangle into attn_mask and pass is_causal=False, or drop attn_mask")
+    VALID = [
+        _F + "F.scaled_dot_product_attention(q, k, v, is_causal=True)",
+        _F + "F.scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=True)",
+        _F + "def f(q, k, v, mask=None):\n    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)",
+    ]
+    INVALID = [
+        Example(_F + "F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)"),
+        Example("from torch.nn.functional import scaled_dot_product_attention as sdpa\n"
+                "CAUSAL = True\nsdpa(q, k, v, m, 0.0, CAUSAL)"),
+    ]
+
+    def check(self, site, targets, args, ctx):
+        mask, causal = args["attn_mask"], args["is_causal"]
+        if mask.state == PRESENT and causal.state == PRESENT and causal.value is True:
+            yield self.report(mask.node)

@@ -1,0 +1,85 @@
+"""What a call resolves to, and which values reach it (the semantics that make the linter better
+than grep). Each case is linted with the rule it exercises."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from errkb.lint.analysis import ModuleIndex
+from errkb.lint.engine import lint_text
+
+V4 = "sglang.kernels.ops.attention.flash_attention_v4.flash_attn_with_kvcache"
+
+
+def targets_of_last_call(code: str, module: str = "pkg.mod") -> frozenset[str]:
+    index = ModuleIndex(cst.parse_module(code), module=module)
+    site = index.calls[-1]
+    return index.resolve(site.node.func, site.scope)
+
+
+@pytest.mark.parametrize("code", [
+    "from sglang.kernels.ops.attention.flash_attention_v4 import flash_attn_with_kvcache\nflash_attn_with_kvcache()",
+    "from sglang.kernels.ops.attention.flash_attention_v4 import flash_attn_with_kvcache as f\nf()",
+    "import sglang.kernels.ops.attention.flash_attention_v4 as m\nm.flash_attn_with_kvcache()",
+    "import sglang.kernels.ops.attention.flash_attention_v4\n"
+    "sglang.kernels.ops.attention.flash_attention_v4.flash_attn_with_kvcache()",
+    "from sglang.kernels.ops.attention import flash_attention_v4\nflash_attention_v4.flash_attn_with_kvcache()",
+    "def g():\n    if x:\n        from sglang.kernels.ops.attention.flash_attention_v4 import flash_attn_with_kvcache\n"
+    "    flash_attn_with_kvcache()",
+    "from sglang.kernels.ops.attention.flash_attention_v4 import flash_attn_with_kvcache\nf = flash_attn_with_kvcache\nf()",
+    "class A:\n    def __init__(self):\n        from sglang.kernels.ops.attention import flash_attention_v4 as v4\n"
+    "        self.fn = v4.flash_attn_with_kvcache\n    def run(self):\n        self.fn()",
+])
+def test_resolves_imports_aliases_and_attributes(code):
+    assert targets_of_last_call(code) == {V4}
+
+
+def test_relative_import_uses_the_package_of_the_file():
+    code = "from .flash_attention_v4 import flash_attn_with_kvcache\nflash_attn_with_kvcache()"
+    assert targets_of_last_call(code, module="sglang.kernels.ops.attention.backend") == {V4}
+
+
+@pytest.mark.parametrize("code", [
+    # a local def, a parameter or a rebinding shadows the import: no target, no finding
+    "from sglang.kernels.ops.attention.flash_attention_v4 import flash_attn_with_kvcache\n"
+    "def flash_attn_with_kvcache(*a):\n    pass\nflash_attn_with_kvcache()",
+    "from sglang.kernels.ops.attention.flash_attention_v4 import flash_attn_with_kvcache\n"
+    "def g(flash_attn_with_kvcache):\n    flash_attn_with_kvcache()",
+    "flash_attn_with_kvcache()",
+    "class A:\n    def flash(self):\n        pass\n    def run(self):\n        self.flash()",
+])
+def test_unknown_or_shadowed_names_resolve_to_nothing(code):
+    assert targets_of_last_call(code) == frozenset()
+
+
+IMPORT = "from sglang.kernels.ops.attention.flash_attention import flash_attn_with_kvcache\n"
+
+
+@pytest.mark.parametrize("code,count", [
+    (IMPORT + "VER = 4\nflash_attn_with_kvcache(q, kc, vc, k=kn, ver=VER)", 1),  # module constant
+    (IMPORT + "def f():\n    ver = 4\n    flash_attn_with_kvcache(q, kc, vc, k=kn, ver=ver)", 1),  # function constant
+    (IMPORT + "kw = {'ver': 4, 'k': kn}\nflash_attn_with_kvcache(q, kc, vc, **kw)", 1),  # {...} splat
+    (IMPORT + "kw = dict(ver=4)\nkw['k'] = kn\nflash_attn_with_kvcache(q, kc, vc, **kw)", 1),  # dict + kw[x]=
+    (IMPORT + "flash_attn_with_kvcache(q, kc, vc, k=None, ver=4)", 0),  # explicit None = absent
+    (IMPORT + "flash_attn_with_kvcache(q, kc, vc, k=kn)", 0),  # default ver=3: FA3 updates in place
+    (IMPORT + "def f(ver):\n    flash_attn_with_kvcache(q, kc, vc, k=kn, ver=ver)", 0),  # unknown ver
+    (IMPORT + "VER = 3\nif x:\n    VER = 4\nflash_attn_with_kvcache(q, kc, vc, k=kn, ver=VER)", 0),  # two values
+    (IMPORT + "flash_attn_with_kvcache(q, kc, vc, k=kn, **opts)", 0),  # opaque splat: ver unknown
+])
+def test_values_are_followed_within_the_module(code, count):
+    assert len(lint_text(code, select=["EKB101"])) == count
+
+
+def test_with_context_does_not_leak_into_nested_functions():
+    code = ("import torch.nn.functional as F\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n"
+            "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    def later(q, k, v, m):\n"
+            "        return F.scaled_dot_product_attention(q, k, v, attn_mask=m)\n")
+    assert lint_text(code, select=["EKB301"]) == []
+
+
+def test_arch_dependent_rules_follow_the_configured_archs():
+    code = "from flash_attn.cute import flash_attn_func\nflash_attn_func(q, k, v, num_splits=2)"
+    assert lint_text(code, archs=("sm100",)) == []
+    assert [f.record_id for f in lint_text(code, archs=("sm90",))] == ["fa4-splitkv-sm90"]
+    assert [f.record_id for f in lint_text(code, archs=("sm120", "sm90"))] == ["fa4-sm120-num-splits"]

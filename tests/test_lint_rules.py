@@ -1,0 +1,51 @@
+"""Every rule's VALID and INVALID examples are its tests (Fixit style)."""
+
+from __future__ import annotations
+
+import pytest
+
+from errkb.lint.engine import lint_text
+from errkb.lint.rule import Example, all_rules
+
+RULES = all_rules()
+
+
+def _cases(kind):
+    for code, cls in RULES.items():
+        for i, ex in enumerate(getattr(cls, kind)):
+            ex = ex if isinstance(ex, Example) else Example(ex, findings=0)
+            yield pytest.param(code, ex, id=f"{code}-{kind.lower()}-{i}")
+
+
+@pytest.mark.parametrize("code,example", list(_cases("VALID")))
+def test_valid(code, example):
+    found = lint_text(example.code, archs=example.archs, select=[code])
+    assert found == [], found
+
+
+@pytest.mark.parametrize("code,example", list(_cases("INVALID")))
+def test_invalid(code, example):
+    found = lint_text(example.code, archs=example.archs, select=[code])
+    assert len(found) == example.findings, (example.code, found)
+    assert all(f.rule == code for f in found)
+
+
+@pytest.mark.parametrize("code", list(RULES))
+def test_rule_is_documented(code):
+    cls = RULES[code]
+    assert cls.__doc__ and cls.NAME and cls.RECORDS and cls.INVALID and cls.VALID
+
+
+@pytest.mark.parametrize("code,example", list(_cases("INVALID")))
+def test_findings_quote_a_linked_site_of_their_record(code, example, dataset):
+    """A finding names the error in upstream's words: the text before the record link matches
+    a harvested message template of a site linked to the finding's record."""
+    from errkb import templates
+
+    for f in lint_text(example.code, archs=example.archs, select=[code]):
+        record = dataset.records_by_id[f.record_id]
+        words = f.message.split(" (errkb record ")[0]
+        assert words.startswith(record.error_class + ": ")
+        words = words[len(record.error_class) + 2:]
+        sites = [dataset.sites[s] for s in record.sites]
+        assert any(templates.fullmatch(s.template, words) is not None for s in sites), (words, record.id)
