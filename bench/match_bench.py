@@ -5,7 +5,7 @@
 Pastes are made from real harvested sites with their placeholders filled in and wrapped in
 log noise (prefixes, colours, traceback frames, unrelated lines). At each scale the dataset
 is grown with synthetic templates (real ones with one word changed, so they compete for the
-same words). The naive baseline (`MatchIndex.match(..., exhaustive=True)`) tries every
+same words). The naive baseline (`MatchIndex.match(..., exhaustive=True)`) runs every
 template's search pattern in turn, all compiled up front, and ranks with the same scoring;
 errkb's index narrows to a few candidates first. Top-1 agreement is the share of pastes where
 both return the same first id.

@@ -168,14 +168,14 @@ class MatchIndex:
         return [(i, coverage) for i, coverage, _ in scored[:MAX_CANDIDATES]]
 
     def match(self, text: str, limit: int = 5, exhaustive: bool = False) -> list[Match]:
-        """Ranked matches for a paste. `exhaustive` tries every template instead of the
-        candidates (the baseline the benchmark compares against; same scoring)."""
+        """Ranked matches for a paste. `exhaustive` runs every template's pattern in turn, with
+        no candidate selection or prefilter (the naive baseline of the benchmark; same scoring)."""
         paste = parse(text)
         hits = []
         candidates = [(i, 1.0) for i in range(len(self.entries))] if exhaustive else self.candidates(paste)
         for i, coverage in candidates:
             # An instance holds every literal word, so partial coverage cannot match exactly.
-            if coverage >= 0.999 and (found := self._exact(self.entries[i], paste)):
+            if coverage >= 0.999 and (found := self._exact(self.entries[i], paste, prefilter=not exhaustive)):
                 hits.append((self.entries[i], *found))
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if not any(score >= 0.9 for _, score, *_ in hits):
@@ -197,8 +197,8 @@ class MatchIndex:
     def _informative(entry: Entry) -> float:
         return min(1.0, len(entry.literal) / 40)
 
-    def _exact(self, entry: Entry, paste: Paste):
-        if len(entry.literal) < 8 or entry.needle not in paste.text:
+    def _exact(self, entry: Entry, paste: Paste, prefilter: bool = True):
+        if len(entry.literal) < 8 or (prefilter and entry.needle not in paste.text):
             return None
         m = entry.pattern.search(paste.text)
         if not m:
