@@ -117,6 +117,13 @@ class Context:
                 return {"class": w.category.__name__, "message": str(w.message)[:4000], "match": how}
         return None
 
+    def _observe_unexpected(self, exc: BaseException, **extra) -> None:
+        """Keep an exception that goes against the claim; a CUDA fault propagates instead, since
+        the worker's CUDA context is unusable and the runner must replace the worker."""
+        self.observed = {"class": _qualname(exc), "message": str(exc)[:4000], **extra}
+        if CUDA_POISON.search(f"{_qualname(exc)} {exc}"):
+            raise exc
+
     def expect_error(self, fn, *args, **kwargs) -> BaseException:
         """The call must raise the record's exception class with a message matching its template."""
         with self._capture() as caught:
@@ -140,9 +147,7 @@ class Context:
                 if i:
                     self.observed["wrapped_in"] = _qualname(raised)
                 return exc
-        self.observed = {"class": _qualname(raised), "message": str(raised)[:4000], "match": None}
-        if CUDA_POISON.search(f"{_qualname(raised)} {raised}"):
-            raise raised
+        self._observe_unexpected(raised, match=None)
         raise Refuted(f"raised {_qualname(raised)} that does not match the record")
 
     def expect_warning(self, fn, *args, **kwargs):
@@ -161,9 +166,7 @@ class Context:
                 self.observed["then_raised"] = {"class": _qualname(raised), "message": str(raised)[:2000]}
             return result
         if raised is not None:
-            self.observed = {"class": _qualname(raised), "message": str(raised)[:4000], "match": None}
-            if CUDA_POISON.search(f"{_qualname(raised)} {raised}"):
-                raise raised
+            self._observe_unexpected(raised, match=None)
             raise Refuted(f"raised {_qualname(raised)} without the record's warning")
         self.observed = {"class": None, "message": None}
         raise Refuted(f"no matching warning among {len(caught)} emitted")
@@ -174,9 +177,7 @@ class Context:
             try:
                 result = fn(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001
-                self.observed = {"class": _qualname(exc), "message": str(exc)[:4000]}
-                if CUDA_POISON.search(f"{_qualname(exc)} {exc}"):
-                    raise
+                self._observe_unexpected(exc)
                 raise Refuted(f"the call raised {_qualname(exc)}") from exc
         hit = self._record_warning_in(caught)
         if hit:

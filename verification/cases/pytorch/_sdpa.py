@@ -8,6 +8,14 @@ def qkv(ctx, **kw):
     return _qkv(ctx, **kw)
 
 
+def padding_mask(ctx, length=128, keep=100):
+    """A boolean (length, length) mask that hides the keys from `keep` on: a typical padding mask."""
+    t = ctx.torch
+    m = t.ones(length, length, dtype=t.bool, device=ctx.device)
+    m[:, keep:] = False
+    return m
+
+
 def sdpa(*args, **kwargs):
     import torch.nn.functional as F
 

@@ -1,27 +1,21 @@
 """When no allowed backend takes the call, SDPA explains why the memory-efficient kernel was skipped."""
 
 from verification.cases._common import TOL, ref_attention
-from verification.cases.pytorch._sdpa import in_backends, qkv, sdpa
+from verification.cases.pytorch._sdpa import in_backends, padding_mask, qkv, sdpa
 
 BACKEND = "sdpa"
 REQUIRES = {"cuda": True, "arch": "sm80+", "packages": ["torch"]}
 
 
-def _mask(ctx):
-    t = ctx.torch
-    m = t.ones(128, 128, dtype=t.bool, device=ctx.device)
-    m[:, 100:] = False
-    return m
-
 
 def reproduce(ctx):
     q, k, v = qkv(ctx)
-    ctx.expect_warning(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v, attn_mask=_mask(ctx))
+    ctx.expect_warning(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v, attn_mask=padding_mask(ctx))
 
 
 def fix_1(ctx):
     q, k, v = qkv(ctx)
-    m = _mask(ctx)
+    m = padding_mask(ctx)
     out = ctx.call(in_backends, ["FLASH_ATTENTION", "EFFICIENT_ATTENTION"], sdpa, q, k, v, attn_mask=m)
     ctx.close(out, ref_attention(q, k, v, layout="bhsd", mask=m), **TOL)
 

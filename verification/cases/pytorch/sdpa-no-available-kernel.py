@@ -1,22 +1,16 @@
 """With math disabled and every allowed backend rejecting the call, SDPA raises 'No available kernel'."""
 
 from verification.cases._common import TOL, ref_attention
-from verification.cases.pytorch._sdpa import in_backends, qkv, sdpa
+from verification.cases.pytorch._sdpa import in_backends, padding_mask, qkv, sdpa
 
 BACKEND = "sdpa"
 REQUIRES = {"cuda": True, "arch": "sm80+", "packages": ["torch"]}
 
 
-def _mask(ctx, L=128):
-    t = ctx.torch
-    m = t.ones(L, L, dtype=t.bool, device=ctx.device)
-    m[:, 100:] = False
-    return m
-
 
 def reproduce(ctx):
     q, k, v = qkv(ctx)
-    ctx.expect_error(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v, attn_mask=_mask(ctx))
+    ctx.expect_error(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v, attn_mask=padding_mask(ctx))
 
 
 def fix_1(ctx):
@@ -29,7 +23,7 @@ def fix_2(ctx):
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     q, k, v = qkv(ctx)
-    m = _mask(ctx)
+    m = padding_mask(ctx)
     with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH], set_priority=True):
         out = ctx.call(sdpa, q, k, v, attn_mask=m)
     ctx.close(out, ref_attention(q, k, v, layout="bhsd", mask=m), **TOL)
