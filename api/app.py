@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -10,6 +11,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from errkb.api import routes, web
 from errkb.api.models import MAX_TEXT_BYTES
@@ -19,21 +22,37 @@ log = logging.getLogger("errkb.api")
 MAX_BODY_BYTES = 8 * MAX_TEXT_BYTES  # JSON escaping can grow text; anything far beyond is refused unread
 
 
+class RefuseHugeBodies:
+    """Answer 413 before reading a body whose declared length is far beyond any paste.
+
+    A plain ASGI middleware: Starlette's BaseHTTPMiddleware would wrap every request
+    (and its body stream) in extra tasks, a cost paid on every call."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            length = Headers(scope=scope).get("content-length")
+            if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
+                response = JSONResponse({"detail": f"request body is {length} bytes; the limit is {MAX_BODY_BYTES}"}, 413)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(data_dir: Path | None = None, kb: KnowledgeBase | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         app.state.kb = kb or KnowledgeBase.load(data_dir)
+        # The knowledge base lives as long as the server: keep the garbage collector from
+        # walking its objects again and again (a cost every request would share).
+        gc.collect()
+        gc.freeze()
         yield
 
     app = FastAPI(title="errkb", version="0.1.0", lifespan=lifespan,
                   description="A verified knowledge base of GPU attention-backend errors.")
-
-    @app.middleware("http")
-    async def refuse_huge_bodies(request: Request, call_next):
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            return JSONResponse({"detail": f"request body is {length} bytes; the limit is {MAX_BODY_BYTES}"}, 413)
-        return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
     async def clear_422(request: Request, exc: RequestValidationError):
@@ -45,6 +64,7 @@ def create_app(data_dir: Path | None = None, kb: KnowledgeBase | None = None) ->
         log.exception("unhandled error on %s", request.url.path)
         return JSONResponse({"detail": "internal error; it has been logged"}, 500)
 
+    app.add_middleware(RefuseHugeBodies)
     app.include_router(routes.router)
     app.include_router(web.router)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")

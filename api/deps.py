@@ -7,5 +7,6 @@ from fastapi import Request
 from errkb.kb import KnowledgeBase
 
 
-def get_kb(request: Request) -> KnowledgeBase:
+async def get_kb(request: Request) -> KnowledgeBase:
+    # async: FastAPI runs a plain `def` dependency in a worker thread, a hop on every request.
     return request.app.state.kb

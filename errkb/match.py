@@ -12,6 +12,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rapidfuzz import fuzz
 
@@ -60,17 +61,38 @@ class Entry:
     sites: list[Site]
     record_ids: list[str]
     needle: str = ""  # its longest run of literal text without blanks: a cheap first test
-    _pattern: re.Pattern[str] | None = None
+    _finder: templates.Finder | None = None
+
+    @property
+    def finder(self) -> templates.Finder:
+        if self._finder is None:
+            self._finder = templates.Finder(self.template)
+        return self._finder
 
     @property
     def pattern(self) -> re.Pattern[str]:
-        if self._pattern is None:
-            self._pattern = templates.search_regex(self.template)
-        return self._pattern
+        return self.finder.pattern
 
     @property
     def packages(self) -> set[str]:
-        return {s.package for s in self.sites}
+        return set(self.versions_by_package)
+
+    @cached_property
+    def versions_by_package(self) -> dict[str, list[str]]:
+        """Versions that emit the template, per package (packages by name, sites by path)."""
+        out: dict[str, list[str]] = {}
+        for site in sorted(self.sites, key=lambda s: (s.package, s.path)):
+            seen = out.setdefault(site.package, [])
+            seen += [v for v in site.versions if v not in seen]
+        return out
+
+    @cached_property
+    def first_site(self) -> dict[str, Site]:
+        """Each package's first site by path: the one a bare-site match names."""
+        out: dict[str, Site] = {}
+        for site in sorted(self.sites, key=lambda s: (s.package, s.path)):
+            out.setdefault(site.package, site)
+        return out
 
 
 @dataclass
@@ -131,14 +153,25 @@ class MatchIndex:
 
     # ------------------------------------------------------------ matching
 
-    def candidates(self, paste: Paste) -> list[tuple[int, float]]:
-        """Entries whose literal words the paste mostly contains, best covered first.
+    def covered(self, found: set[str]) -> list[int]:
+        """Entries whose every literal word is in the paste, most specific first.
+
+        Only these can match exactly, and each is reachable through its rarest word (its
+        anchor), so the words of the paste open them directly: a few dictionary lookups and
+        set comparisons, with no weights to add up.
+        """
+        hits = [i for w in found for i in self.anchors.get(w, ()) if self.entries[i].words <= found]
+        hits.sort(key=lambda i: (-self.entry_weight[i], i))
+        return hits[:MAX_CANDIDATES]
+
+    def candidates(self, found: set[str]) -> list[tuple[int, float]]:
+        """Entries whose literal words the paste mostly contains, best covered first (the
+        fuzzy path: wording that drifted shares most words, not all).
 
         The paste's rarer words open candidates and add their weight through the posting
         lists; a word in most templates says little, so its weight is added only to entries
         already opened (a set intersection) instead of walking its long posting list.
         """
-        found = words(paste.message_text)
         common = {w for w in found if len(self.postings.get(w, ())) > self.rare_limit}
         gained: dict[int, float] = defaultdict(float)
         for w in found - common:
@@ -171,21 +204,22 @@ class MatchIndex:
         """Ranked matches for a paste. `exhaustive` runs every template's pattern in turn, with
         no candidate selection or prefilter (the naive baseline of the benchmark; same scoring)."""
         paste = parse(text)
+        found = words(paste.message_text)
         hits = []
-        candidates = [(i, 1.0) for i in range(len(self.entries))] if exhaustive else self.candidates(paste)
-        for i, coverage in candidates:
-            # An instance holds every literal word, so partial coverage cannot match exactly.
-            if coverage >= 0.999 and (found := self._exact(self.entries[i], paste, prefilter=not exhaustive)):
-                hits.append((self.entries[i], *found))
+        # An instance holds every literal word, so only fully covered entries can match exactly.
+        exact_candidates = range(len(self.entries)) if exhaustive else self.covered(found)
+        for i in exact_candidates:
+            if found_exact := self._exact(self.entries[i], paste, prefilter=not exhaustive):
+                hits.append((self.entries[i], *found_exact))
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if not any(score >= 0.9 for _, score, *_ in hits):
             exact = {id(entry) for entry, *_ in hits}
             lines = paste.lines()[-200:]
-            fuzzy_candidates = [i for i, coverage in candidates if coverage >= FUZZY_MIN_COVERAGE]
+            fuzzy_candidates = [i for i, coverage in self.candidates(found) if coverage >= FUZZY_MIN_COVERAGE]
             for i in fuzzy_candidates[:FUZZY_CANDIDATES]:
                 entry = self.entries[i]
-                if id(entry) not in exact and (found := self._fuzzy(entry, lines)):
-                    hits.append((entry, *found))
+                if id(entry) not in exact and (found_fuzzy := self._fuzzy(entry, lines)):
+                    hits.append((entry, *found_fuzzy))
         for entry, score, span, params, why in hits:
             if entry.packages & paste.packages:
                 why.append("traceback frames point to " + ", ".join(sorted(entry.packages & paste.packages)))
@@ -200,7 +234,7 @@ class MatchIndex:
     def _exact(self, entry: Entry, paste: Paste, prefilter: bool = True):
         if len(entry.literal) < 8 or (prefilter and entry.needle not in paste.text):
             return None
-        m = entry.pattern.search(paste.text)
+        m = entry.finder.search(paste.text) if prefilter else entry.pattern.search(paste.text)
         if not m:
             return None
         params = {k: v for k, v in m.groupdict().items() if v is not None}
@@ -227,11 +261,9 @@ class MatchIndex:
     def _rank(self, hits, paste: Paste, limit: int) -> list[Match]:
         best: dict[str, Match] = {}
         for score, entry, span, params, why in hits:
-            sites = sorted(entry.sites, key=lambda s: (s.package not in paste.packages, s.package, s.path))
-            versions: dict[str, list[str]] = {}
-            for site in sites:
-                versions.setdefault(site.package, [])
-                versions[site.package] += [v for v in site.versions if v not in versions[site.package]]
+            # Packages the traceback points to come first.
+            order = sorted(entry.versions_by_package, key=lambda pkg: pkg not in paste.packages)
+            versions = {pkg: entry.versions_by_package[pkg] for pkg in order}
             orig = paste.span(*span)
             common = dict(span=orig, matched_text=paste.original[orig[0]:orig[1]], params=params,
                           template=entry.template, packages=sorted(versions), versions=versions,
@@ -241,8 +273,8 @@ class MatchIndex:
                     m = Match(id=rid, kind="record", score=min(1.0, score + RECORD_BONUS), why=why, **common)
                     if rid not in best or (best[rid].score, best[rid].specificity) < (m.score, m.specificity):
                         best[rid] = m
-            elif sites:
-                m = Match(id=sites[0].id, kind="site", score=min(1.0, score), why=why, **common)
+            elif order:
+                m = Match(id=entry.first_site[order[0]].id, kind="site", score=min(1.0, score), why=why, **common)
                 if m.id not in best or (best[m.id].score, best[m.id].specificity) < (m.score, m.specificity):
                     best[m.id] = m
         ranked = sorted((m for m in best.values() if m.score >= MIN_SCORE),

@@ -20,6 +20,8 @@ _PREFIXES = [re.compile(p) for p in (
     r"(?:ERROR|WARNING|CRITICAL)\s*[:|-]\s*",
     r"\d+\s*\|\s*",  # docker compose: "12 | "
 )]
+# Any of them at the start of a line: most lines carry none, and one test settles that.
+_ANY_PREFIX = re.compile("|".join(f"(?:{p.pattern})" for p in _PREFIXES))
 _INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG)\b")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _FRAME_AND_CODE = re.compile(r'^[ \t]*File "[^"\n]*", line \d+[^\n]*\n(?:[ \t]+[^\n]*\n)?', re.M)
@@ -68,6 +70,8 @@ class Paste:
 
 def _strip_prefixes(line: str) -> int:
     """How many leading characters of `line` are logging noise."""
+    if not _ANY_PREFIX.match(line):
+        return 0
     pos = 0
     changed = True
     while changed:

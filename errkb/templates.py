@@ -126,6 +126,74 @@ def search_regex(template: str) -> re.Pattern[str]:
     return re.compile("".join(pieces))
 
 
+class Finder:
+    """`search_regex(template).search(text)`, the same match, found faster.
+
+    Python's regex engine tries a pattern at every position of the text, and a pattern that
+    opens with a lookbehind or a value has no literal prefix for it to skip ahead with. Every
+    match holds the template's first literal word (its lead), and the match can only start at
+    one place before each occurrence of it: right there, at the blank run before it, or at the
+    start of the token before it. So the finder looks the lead up with str.find and tries the
+    pattern only at those starts. Texts where that could cost more (many occurrences, long
+    blank runs) go to the plain search, so the worst case is never worse than the pattern's.
+    """
+
+    MAX_LEADS = 32
+    MAX_BLANKS = 64
+
+    def __init__(self, template: str) -> None:
+        self.pattern = search_regex(template)
+        parts = parse(template)
+        self.lead = ""
+        self.after_value = False
+        first_literal = parts[0][0] if parts else ""
+        if not first_literal and parts[0][1] is not None and len(parts) > 1:
+            first_literal, self.after_value = parts[1][0], True  # a leading value: one token
+        chunks = [c for c in _SPACE.split(first_literal) if c]
+        if chunks:
+            self.lead = chunks[0]
+            self.blank_first = first_literal[0].isspace()
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if not self.lead:
+            return self.pattern.search(text)
+        q = text.find(self.lead)
+        if q < 0:
+            return None
+        if text.count(self.lead) > self.MAX_LEADS:
+            return self.pattern.search(text)
+        tried = -1
+        while q >= 0:
+            start = self._start(text, q)
+            if start is None:
+                return self.pattern.search(text)
+            if start >= 0 and start != tried:
+                m = self.pattern.match(text, start)
+                if m:
+                    return m
+                tried = start
+            q = text.find(self.lead, q + 1)
+        return None
+
+    def _start(self, text: str, q: int) -> int | None:
+        """Where a match whose lead is at q must start; -1 where none can, None when unsure."""
+        blank = q
+        while blank > 0 and text[blank - 1].isspace():
+            blank -= 1
+            if q - blank > self.MAX_BLANKS:
+                return None
+        if not self.after_value:
+            if not self.blank_first:
+                return q
+            return blank if blank < q else -1
+        token = blank  # the value is one token of at most MAX_VALUE_STEPS characters
+        while token > 0 and not text[token - 1].isspace():
+            token -= 1
+            if blank - token > MAX_VALUE_STEPS:
+                return -1
+        return token if token < blank else -1
+
+
 def fullmatch(template: str, message: str) -> dict[str, str] | None:
     """Parameter values when `message` is an instance of `template`, else None."""
     m = to_regex(template).fullmatch(message.strip())

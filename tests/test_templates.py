@@ -55,3 +55,45 @@ def test_search_pattern_leading_and_trailing_values():
 def test_search_pattern_tolerates_rewrapped_whitespace():
     pattern = templates.search_regex("No available kernel. Aborting execution.")
     assert pattern.search("RuntimeError: No available kernel.  Aborting\n execution.")
+
+
+# Finder must give exactly the plain pattern's first match, only faster.
+
+FINDER_CASES = [
+    ("{name} must be on CUDA, got {device}", "x\nAssertionError: cu_seqlens_k must be on CUDA, got cpu"),
+    ("{name} must be on CUDA, got {device}", "must be on CUDA, got cpu"),  # no token before the lead
+    ("{name} must be on CUDA, got {device}", "a:b  \t must be on CUDA, got cpu and q must be on CUDA, got x"),
+    ("{name}: bad value", "x a:b: bad value"),  # the lead glued to the value
+    ("{name}: bad value", "foo : bad value"),  # a blank the template does not allow
+    (" leading blank {x}", "a\n\n   leading blank 7"),
+    ("must be {x}", "mustard be 3; must be 4"),
+    ("out tensor {x}", "dout tensor 1 out tensor 2"),
+    ("{a}{b} glued", "xy glued"),  # no literal between the values: plain search
+    ("{name} must be on CUDA", "t " + "must " * 50 + "t must be on CUDA"),  # many leads: plain search
+    ("{name} must be on CUDA", "t" + " " * 100 + "must be on CUDA"),  # long blank run: plain search
+    ("{name} must be on CUDA", "x" * 600 + " must be on CUDA y must be on CUDA"),  # token too long
+]
+
+
+@pytest.mark.parametrize("template,text", FINDER_CASES)
+def test_finder_finds_what_the_plain_search_finds(template, text):
+    plain = templates.search_regex(template).search(text)
+    found = templates.Finder(template).search(text)
+    assert (found and (found.span(), found.groupdict())) == (plain and (plain.span(), plain.groupdict()))
+
+
+def test_finder_agrees_with_the_plain_search_on_every_shipped_template(dataset):
+    from errkb.validate import adversarial_inputs
+
+    noise = ["", " ", "\n", "x", ": ", "\t\t", "must "]
+    by_template = {site.template for site in dataset.sites.values()}
+    for n, template in enumerate(sorted(by_template)):
+        finder = templates.Finder(template)
+        values = {name: ["v", "a b", "", "(1, 2)"][(n + i) % 4] for i, name in enumerate(templates.placeholders(template))}
+        message = templates.render(template, values)
+        texts = [noise[n % 7] + message + noise[(n + 3) % 7], "Traceback\n" + noise[n % 7].join([message, finder.lead, message])]
+        if n % 50 == 0:
+            texts += [text[:4096] for text in adversarial_inputs(template)]
+        for text in texts:
+            plain, found = finder.pattern.search(text), finder.search(text)
+            assert (found and (found.span(), found.groupdict())) == (plain and (plain.span(), plain.groupdict())), (template, text)
