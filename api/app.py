@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -45,10 +44,6 @@ def create_app(data_dir: Path | None = None, kb: KnowledgeBase | None = None) ->
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         app.state.kb = kb or KnowledgeBase.load(data_dir)
-        # The knowledge base lives as long as the server: keep the garbage collector from
-        # walking its objects again and again (a cost every request would share).
-        gc.collect()
-        gc.freeze()
         yield
 
     app = FastAPI(title="errkb", version="0.1.0", lifespan=lifespan,
