@@ -236,3 +236,14 @@ def test_backends_run_concurrently_with_jobs(data, tmp_path):
     r = by_case(out)
     assert len(r) == 5 and all(x["status"] == "confirmed" for x in r.values())
     assert len(out.read_text().splitlines()) == 5  # one whole line per case, none interleaved
+
+
+def test_errkb_commit_is_a_sha_or_nothing(tmp_path, monkeypatch):
+    from errkb.verify.env import errkb_commit
+
+    monkeypatch.delenv("ERRKB_COMMIT", raising=False)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert errkb_commit(tmp_path) is None  # a repository with no commit has no HEAD to report
+    assert errkb_commit(tmp_path / "not-a-repo") is None
+    monkeypatch.setenv("ERRKB_COMMIT", "0123abc")
+    assert errkb_commit(tmp_path) == "0123abc"  # given explicitly, e.g. for a copied tree on a GPU box

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import platform
 import shutil
 import subprocess
@@ -80,17 +81,22 @@ def probe() -> dict:
 
 
 def errkb_commit(repo: Path | None = None) -> str | None:
+    """The errkb commit the cases ran from: ERRKB_COMMIT when given (a copied tree on a GPU box
+    may carry a .git that cannot answer), else git's HEAD (plus -dirty), else None."""
+    if os.environ.get("ERRKB_COMMIT"):
+        return os.environ["ERRKB_COMMIT"]
     repo = repo or Path(__file__).resolve().parents[2]
     try:
-        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
-                              text=True, timeout=10)
-        if head.returncode != 0:
-            return os.environ.get("ERRKB_COMMIT")
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        sha = head.stdout.strip()
+        if head.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40}", sha):
+            return None
         dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True, timeout=10).stdout.strip()
-        return head.stdout.strip() + ("-dirty" if dirty else "")
+        return sha + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
-        return os.environ.get("ERRKB_COMMIT")
+        return None
 
 
 def env_id(env: dict) -> str:
