@@ -4,9 +4,10 @@
 #   .gpu/a2  the CuTe DSL CUDA-13 runtime (~14 MB)    carried by call 2
 #   .gpu/b   flash-attn-4 4.0.0b36 + small wheels     carried by call 2
 #   .gpu/sgl SGLang 0.5.23's FA4 wrapper files        carried by call 2
+#   .gpu/fi  flashinfer-python 0.7.4 (~17 MB packed) + apache-tvm-ffi   carried by call 2
 # ../shared/gpu/pack-fa4.sh packs the CUDA-13 libraries as one 61 MB part, which together with this
 # repository's ~6 MB working tree is over a call's 64 MiB; so it is split in two here.
-# Usage (repo root): bash verification/device/prepare.sh [path/to/sglang-0.5.23-*.whl]
+# Usage (repo root): bash verification/device/prepare.sh [sglang-0.5.23-*.whl] [flashinfer_python-0.7.4-*.whl]
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >> .git/info/exclude
@@ -52,3 +53,9 @@ version = Path(wheel).name.split("-")[1]
 (dest / "sglang/_version.py").write_text(f'__version__ = "{version}"\n__version_tuple__ = {tuple(int(x) for x in version.split("."))}\n')
 PY
 du -sh .gpu/a1 .gpu/a2 .gpu/b .gpu/sgl
+
+fi_wheel=${2:-$(ls ../cache/dl/flashinfer/flashinfer_python-0.7.4-*.whl | head -1)}
+rm -rf .gpu/fi && mkdir -p .gpu/fi
+python3 verification/device/pack-flashinfer.py "$fi_wheel" .gpu/fi/flashinfer-0.7.4.tar.xz
+cp .gpu/b/apache_tvm_ffi-*.whl .gpu/fi/
+du -sh .gpu/fi
