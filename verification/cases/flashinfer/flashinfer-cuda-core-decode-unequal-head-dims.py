@@ -1,0 +1,27 @@
+"""The CUDA-core decode kernel stops when the value head dim differs from the query/key head dim.
+
+plan() of BatchDecodeWithPagedKVCacheWrapper takes a single head_dim in 0.7.4, so the trigger
+reachable through the public API is a value cache narrower than q at run(): the same check in the
+C++ run entry point (batch_decode.cu). Shares the decode module.
+"""
+
+from verification.cases.flashinfer._fi import HQ, KV_LENS, TOL, decode_wrapper, paged, plan_decode, randn, ref
+
+REQUIRES = {"cuda": True, "arch": "sm80+", "packages": ["flashinfer"]}
+TIMEOUT = 900
+
+
+def reproduce(ctx):
+    kv = paged(ctx, dv=64)  # MLA-style: 128-wide keys, 64-wide values
+    w = decode_wrapper(ctx)
+    plan_decode(w, kv)
+    ctx.expect_error(w.run, randn(ctx, len(KV_LENS), HQ, 128), kv.cache)
+
+
+def control(ctx):
+    kv = paged(ctx)
+    w = decode_wrapper(ctx)
+    plan_decode(w, kv)
+    q = randn(ctx, len(KV_LENS), HQ, 128)
+    out = ctx.call(w.run, q, kv.cache)
+    ctx.close(out, ref(q, [1] * len(KV_LENS), kv), **TOL)
