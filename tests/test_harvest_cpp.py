@@ -25,6 +25,8 @@ SOURCE = textwrap.dedent('''
         err_msg << "Unsupported head_dim: " << page_size;
         FLASHINFER_ERROR(err_msg.str());
         throw std::invalid_argument("Unsupported layout " + std::to_string(page_size));
+        TVM_FFI_THROW(ValueError) << "bad value " << page_size;
+        TVM_FFI_THROW(NotImplementedError) << "not here";
     }
 ''')
 
@@ -61,3 +63,10 @@ def test_stream_checks_ostringstream_and_throw():
     assert s[14].template == "page_size must be 16, got {page_size}"
     assert s[17].template == "Unsupported head_dim: {page_size}"
     assert (s[18].error_class, s[18].template) == ("ValueError", "Unsupported layout {page_size}")
+
+
+def test_tvm_ffi_kinds_become_the_python_class_users_see():
+    s = sites()
+    assert s[14].error_class == "RuntimeError"  # ICHECK's InternalError has no Python class of its own
+    assert s[19].error_class == "ValueError"  # a registered kind keeps its name
+    assert s[20].error_class == "RuntimeError"  # an unregistered one is raised as RuntimeError

@@ -32,6 +32,11 @@ CHECK_CLASSES = {
 WARN_MACROS = {"TORCH_WARN": "UserWarning", "TORCH_WARN_ONCE": "UserWarning", "FLASHINFER_WARN": "UserWarning"}
 # TVM-FFI checks carry their message in a `<< ...` chain after the call.
 STREAM_CHECKS = re.compile(r"^TVM_FFI_(?:ICHECK(?:_EQ|_NE|_LT|_LE|_GT|_GE|_NOTNULL)?|CHECK)$")
+# tvm-ffi raises an error kind as the Python class registered under that name (apache-tvm-ffi 0.1.x,
+# tvm_ffi/error.py) and every other kind, such as TVM_FFI_ICHECK's InternalError, as RuntimeError
+# (tvm_ffi/cython/error.pxi: ERROR_NAME_TO_TYPE.get(kind, RuntimeError)); seen so on an H200.
+TVM_FFI_PYTHON_CLASSES = {"RuntimeError", "ValueError", "TypeError", "AttributeError", "KeyError", "IndexError",
+                          "AssertionError", "MemoryError"}
 THROW_CLASSES = {"invalid_argument": "ValueError", "out_of_range": "IndexError", "runtime_error": "RuntimeError",
                  "logic_error": "RuntimeError", "domain_error": "ValueError", "length_error": "ValueError"}
 
@@ -268,7 +273,8 @@ class _FileScan:
         chain = re.match(r"\s*<<(.*?);", rest, re.S)
         if not chain:
             return
-        cls = args[0] if name == "TVM_FFI_THROW" and args else "InternalError"
+        kind = args[0] if name == "TVM_FFI_THROW" and args else args[1] if name == "TVM_FFI_CHECK" and len(args) > 1 else ""
+        cls = kind.strip() if kind.strip() in TVM_FFI_PYTHON_CLASSES else "RuntimeError"
         self._add(pos, line, "check", cls, _template(_split_top(chain.group(1), "<<")))
 
     def _add(self, pos: int, line: int | None, kind: str, cls: str | None, template: str | None) -> None:
