@@ -56,6 +56,20 @@ du -sh .gpu/a1 .gpu/a2 .gpu/b .gpu/sgl
 
 fi_wheel=${2:-$(ls ../cache/dl/flashinfer/flashinfer_python-0.7.4-*.whl | head -1)}
 rm -rf .gpu/fi && mkdir -p .gpu/fi
-python3 verification/device/pack-flashinfer.py "$fi_wheel" .gpu/fi/flashinfer-0.7.4.tar.xz
+python3 verification/device/pack-wheel.py flashinfer "$fi_wheel" .gpu/fi/flashinfer-0.7.4.tar.xz
 cp .gpu/b/apache_tvm_ffi-*.whl .gpu/fi/
 du -sh .gpu/fi
+
+# SGLang's server code (registry, attention backends) for the sglang-server cases: the whole
+# 0.5.23 Python tree plus the pure/small wheels it imports that the device image lacks.
+sgl_wheel=${1:-$(ls ../cache/dl/sglang/sglang-0.5.23-*.whl | head -1)}
+rm -rf .gpu/sglsrv && mkdir -p .gpu/sglsrv/whl
+python3 verification/device/pack-wheel.py python "$sgl_wheel" .gpu/sglsrv/sglang-0.5.23.tar.xz
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/sglsrv/whl \
+  annotated-doc==0.0.7 annotated-types==0.8.0 asttokens==3.0.2 dill==0.4.1 executing==2.3.0 ipython==9.18.1 \
+  ipython_pygments_lexers==1.1.1 jedi==0.20.1 matplotlib-inline==0.2.2 msgspec==0.23.0 orjson==3.13.0 parso==0.8.7 \
+  pexpect==4.9.0 prompt_toolkit==3.0.53 ptyprocess==0.7.0 pure_eval==0.2.4 pybase64==1.5.1 pydantic==2.14.4 \
+  pydantic_core==2.50.5 pyzmq==27.3.0 stack-data==0.6.3 starlette==1.10.0 traitlets==5.16.1 typing-inspection==0.4.5 \
+  wcwidth==0.9.4
+du -sh .gpu/sglsrv
