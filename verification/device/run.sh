@@ -13,7 +13,8 @@ export PYTHONUNBUFFERED=1
 start=$(date +%s)
 if [ "${1:-}" = "sglang-server" ]; then
   source verification/device/sglang-server-install.sh || exit 3
-  PYTHONPATH="$SGLSITE" timeout "${LIMIT:-470}" python3 -m errkb.verify run --backend sglang-server --timeout 240 \
+  # the FA4 stack from call 2 (still on the warm machine) serves the steps that run SGLang's vendored FA4
+  PYTHONPATH="$SGLSITE:/root/fa4site:/root/fa4site/nvidia_cutlass_dsl/dsl_packages" timeout "${LIMIT:-470}" python3 -m errkb.verify run --backend sglang-server --timeout 240 \
     --out "$OUT/r-sglang-server.jsonl" --log "$OUT/w-sglang-server.log" 2>&1 | tail -25
   exit 0
 fi

@@ -1,0 +1,173 @@
+"""Helpers for the SGLang server-level cases (attention registry, FlashAttention backend, vision).
+
+These call SGLang 0.5.23's own functions. Where a function wants a ModelRunner or a built backend,
+the cases hand it a stand-in that carries only the attributes the function reads before its check;
+a real one needs a loaded model, KV pools and a GPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+from errkb.verify.case import Refuted, match_message
+
+REGISTRY = "sglang.srt.layers.attention.attention_registry"
+FA_BACKEND = "sglang.srt.layers.attention.flashattention_backend"
+
+
+def registry():
+    import importlib
+
+    return importlib.import_module(REGISTRY)
+
+
+def create(name, runner):
+    """The registry's creator for --attention-backend NAME, called on this runner."""
+    return registry().ATTENTION_BACKENDS[name](runner)
+
+
+def runner(*, mla=False, encoder_decoder=False, server_args=None, **extra):
+    """A stand-in ModelRunner for the registry's creators: whether the model is served as MLA,
+    whether it is an encoder-decoder model, the ServerArgs the creator reads, and any `extra`."""
+    model_config = SimpleNamespace(is_encoder_decoder=encoder_decoder,
+                                   hf_config=SimpleNamespace(architectures=["StandInForCausalLM"]))
+    return SimpleNamespace(use_mla_backend=mla, model_config=model_config, server_args=server_args,
+                           init_new_workspace=False, **extra)
+
+
+@contextmanager
+def published(**fields):
+    """Publish ServerArgs(model_path="dummy", **fields) as the process's config, so get_spec(),
+    get_parallel(), get_mm() ... answer from these flags, and put the previous context back on
+    exit. Like SGLang's own test hook (RuntimeContext.override_server_args) but without its
+    resolution pass, which for a dummy model does nothing and only imports the model-config
+    machinery (quantization methods that need sgl_kernel on a CUDA machine)."""
+    from sglang.srt.runtime_context import get_context, restore_context, snapshot_context
+    from sglang.srt.server_args import ServerArgs
+
+    saved = snapshot_context()
+    server_args = ServerArgs(model_path="dummy", **fields)
+    try:
+        get_context().set_server_args(server_args)
+        yield server_args
+    finally:
+        restore_context(saved)
+
+
+def reaches(ctx, module: str, fn, *args, **kwargs):
+    """A call the record says is accepted: it must not raise the record's error, and must get as
+    far as `module` (the backend the creator goes on to import and build). With a stand-in runner
+    the build itself usually stops on an attribute the stand-in lacks, or on an import this
+    machine lacks; that failure is kept as a note, since the creator's checks all come before it.
+    If the backend module cannot even be imported, the step is skipped: it showed nothing.
+    Returns the built backend, or None."""
+    path = module.replace(".", "/") + ".py"
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - looked at below
+        if match_message(ctx.record["template"], str(exc)):
+            ctx.observed = {"class": type(exc).__name__, "message": str(exc)[:2000]}
+            raise Refuted("the call raised the record's error") from exc
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(path)]
+        if isinstance(exc, ImportError):  # the backend module itself cannot load here: nothing shown
+            ctx.skip(f"{module} cannot be imported here ({type(exc).__name__}: {str(exc)[:200]}), "
+                     "so the accepted call cannot be followed into it")
+        if not frames:
+            raise  # it stopped before the backend: not what the step is about, so an error
+        ctx.note(f"got past the check into {module} ({frames[-1].name}, line {frames[-1].lineno}), "
+                 f"then stopped: {type(exc).__name__}: {str(exc)[:300]}")
+        return None
+
+
+def fa_backend(fa_impl_ver: int, **state):
+    """A FlashAttentionBackend object with only the state the checked method reads.
+    (Its real __init__ needs a whole ModelRunner: KV and req_to_token pools, published config.)
+    --attention-backend fa3 builds it with fa_impl_ver=3, fa4 with fa_impl_ver=4."""
+    import importlib
+
+    cls = importlib.import_module(FA_BACKEND).FlashAttentionBackend
+    backend = cls.__new__(cls)
+    backend.fa_impl_ver = fa_impl_ver
+    for name, value in state.items():
+        setattr(backend, name, value)
+    return backend
+
+
+def decode_standins(ctx, fa_impl_ver: int, **state):
+    """(backend, q, layer, forward_batch) for a forward_decode call whose K/V are already in the
+    cache (k=v=None, as when the layer saved them itself): a plain full-attention decoder layer,
+    no speculative batch, no local attention, no MXFP8 cache unless `state` says so."""
+    import importlib
+
+    fa = importlib.import_module(FA_BACKEND)
+    from sglang.srt.layers.radix_attention import AttentionType
+
+    state = {"use_mla": False, "kv_cache_is_mxfp8": False, "local_attn_builder": None, "topk": 0,
+             "forward_metadata": fa.FlashAttentionMetadata(), "full_cg_prefill_metadata": None, **state}
+    backend = fa_backend(fa_impl_ver, **state)
+    layer = SimpleNamespace(layer_id=0, sliding_window_size=-1, attn_type=AttentionType.DECODER,
+                            is_cross_attention=False)
+    q = ctx.torch.zeros(1, 4 * 128, dtype=ctx.torch.bfloat16)
+    return backend, q, layer, SimpleNamespace(spec_info=None)
+
+
+def expect_logged_warning(ctx, logger_name: str, fn, *args, **kwargs):
+    """For records whose 'error' is a logging.WARNING line: the call must log a WARNING on
+    `logger_name` whose text matches the record's template. The call may raise afterwards (kept
+    in `observed`). Returns the matching log text."""
+    records, raised = _logged(logger_name, fn, *args, **kwargs)
+    for rec in records:
+        text = rec.getMessage()
+        how = rec.levelno == logging.WARNING and match_message(ctx.record["template"], text)
+        if how:
+            ctx.observed = {"class": "logging.WARNING", "message": text[:4000], "match": how}
+            if raised is not None:
+                ctx.observed["then_raised"] = {"class": type(raised).__name__, "message": str(raised)[:2000]}
+            return text
+    ctx.observed = {"class": None, "message": None, "logged": [r.getMessage()[:500] for r in records][:10]}
+    raise Refuted(f"no matching WARNING among {len(records)} log records")
+
+
+def no_logged_warning(ctx, logger_name: str, fn, *args, **kwargs):
+    """The record's warning must not be logged; returns the exception the call raised, or None."""
+    records, raised = _logged(logger_name, fn, *args, **kwargs)
+    for rec in records:
+        if match_message(ctx.record["template"], rec.getMessage()):
+            ctx.observed = {"class": "logging.WARNING", "message": rec.getMessage()[:4000]}
+            raise Refuted("the record's warning is still logged")
+    return raised
+
+
+def _logged(logger_name, fn, *args, **kwargs):
+    class Keep(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.DEBUG)
+            self.records = []
+
+        def emit(self, record):
+            self.records.append(record)
+
+    logger = logging.getLogger(logger_name)
+    keep, level = Keep(), logger.level
+    logger.addHandler(keep)
+    logger.setLevel(logging.DEBUG)
+    try:
+        fn(*args, **kwargs)
+        raised = None
+    except Exception as exc:  # noqa: BLE001 - returned to the caller
+        raised = exc
+    finally:
+        logger.removeHandler(keep)
+        logger.setLevel(level)
+    return keep.records, raised
+
+
+def mxfp8_pool(ctx):
+    """A stand-in MXFP8 KV pool: all the scale-factor step asks of it is a layer's K/V scale
+    buffers. Returns (pool, (k_scales, v_scales))."""
+    t = ctx.torch
+    k_sf, v_sf = t.zeros(8, dtype=t.uint8), t.zeros(8, dtype=t.uint8)
+    return SimpleNamespace(get_kv_scale_buffer=lambda layer_id: (k_sf, v_sf)), (k_sf, v_sf)
