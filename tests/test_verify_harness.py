@@ -247,3 +247,13 @@ def test_errkb_commit_is_a_sha_or_nothing(tmp_path, monkeypatch):
     assert errkb_commit(tmp_path / "not-a-repo") is None
     monkeypatch.setenv("ERRKB_COMMIT", "0123abc")
     assert errkb_commit(tmp_path) == "0123abc"  # given explicitly, e.g. for a copied tree on a GPU box
+
+
+def test_backend_filter_picks_the_worker_group_not_the_records_tags():
+    from errkb.verify.spec import Case
+
+    records = {"r1": {"backends": ["sglang"]}, "r2": {"backends": ["sglang"]}}
+    cases = [Case("r1:reproduce", "r1", "reproduce", "sglang", "a.py"),
+             Case("r2:reproduce", "r2", "reproduce", "sglang-server", "b.py")]
+    assert [c.id for c in runner.select(cases, records, backends={"sglang"})] == ["r1:reproduce"]
+    assert [c.id for c in runner.select(cases, records, backends={"sglang-server"})] == ["r2:reproduce"]

@@ -51,7 +51,7 @@ def parse_shard(text: str | None) -> tuple[int, int]:
 def select(cases: list[Case], records: dict, *, record_ids=None, backends=None, shard=(0, 1)) -> list[Case]:
     out = [c for c in cases if not record_ids or c.record in record_ids]
     if backends:
-        out = [c for c in out if c.backend in backends or set(records[c.record]["backends"]) & set(backends)]
+        out = [c for c in out if c.backend in backends]  # the worker group, not the record's tags
     # Shard by record, round-robin within each backend: a record's steps stay together and every
     # shard gets a share of each backend (so each shard compiles only what its records need).
     i, n = shard
