@@ -2,8 +2,9 @@
 
 One device call may carry 64 MiB. Two profiles:
 
-- `python`: the .py files and the distribution metadata only (SGLang's server code: its compiled
-  extensions are built for another Python and are not what the cases exercise).
+- `python`: everything but compiled extensions (SGLang's server code and the data files it looks
+  up, such as its JIT sources; its extensions are built for another Python and are not what the
+  cases exercise).
 - `flashinfer`: flashinfer-python 0.7.4 unpacks to ~700 MB. Import needs every .py file (the
   package imports most of its modules eagerly); the JIT compiler needs the headers (include,
   cutlass, cccl, spdlog) and the sources at the top of data/csrc, where the attention, page and
@@ -32,7 +33,7 @@ def wanted(profile: str, name: str) -> bool:
         return True
     if profile == "flashinfer":
         return name.startswith(HEADERS) or (name.startswith("flashinfer/data/csrc/") and name.count("/") == 3)
-    return False
+    return not name.endswith((".so", ".pyd"))
 
 
 def main(profile: str, wheel: str, out: str) -> None:
