@@ -172,3 +172,22 @@ def mxfp8_pool(ctx):
     t = ctx.torch
     k_sf, v_sf = t.zeros(8, dtype=t.uint8), t.zeros(8, dtype=t.uint8)
     return SimpleNamespace(get_kv_scale_buffer=lambda layer_id: (k_sf, v_sf)), (k_sf, v_sf)
+
+
+def fa4_mxfp8_scales_reach_the_kernel(ctx):
+    """An fa4 instance on an MXFP8 pool, given the layer's Q scales: the scale-factor step hands
+    the kernel those Q scales with the pool's K and V scales. (Checked on the method that builds
+    them: the rest of forward_decode needs a real pool and batch.)"""
+    pool, (k_sf, v_sf) = mxfp8_pool(ctx)
+    backend, _, layer, batch = decode_standins(ctx, fa_impl_ver=4, kv_cache_is_mxfp8=True, token_to_kv_pool=pool)
+    q_scales = ctx.torch.ones(1, 4, 4)
+    kwargs = ctx.call(backend._mxfp8_sf_kwargs, layer, batch, q_scales)
+    if not (kwargs.get("sfq") is q_scales and kwargs.get("sfk") is k_sf and kwargs.get("sfv") is v_sf):
+        raise Refuted(f"unexpected kernel arguments {sorted(kwargs)}")
+
+
+def no_scales_without_mxfp8(ctx, fa_impl_ver):
+    """--kv-cache-dtype auto: no block scales are asked for, so nothing is refused."""
+    backend, _, layer, batch = decode_standins(ctx, fa_impl_ver=fa_impl_ver, kv_cache_is_mxfp8=False)
+    if ctx.call(backend._mxfp8_sf_kwargs, layer, batch, None) != {}:
+        raise Refuted("scale factors requested without an MXFP8 cache")
