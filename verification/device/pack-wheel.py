@@ -11,7 +11,9 @@ One device call may carry 64 MiB. Two profiles:
   decode modules live. The model-specific kernel folders under data/csrc are left out: a case that
   reaches one fails to compile and is reported as an error, not a result.
 
-    python3 verification/device/pack-wheel.py PROFILE WHEEL OUT.tar.xz
+    python3 verification/device/pack-wheel.py PROFILE WHEEL_OR_SDIST OUT.tar.xz
+
+An sdist (.tar.gz, e.g. vLLM's) contributes the files under its package folder, top folder dropped.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import lzma
 import sys
 import tarfile
 import zipfile
+from pathlib import Path
 
 HEADERS = ("flashinfer/data/include/", "flashinfer/data/cutlass/", "flashinfer/data/cccl/",
            "flashinfer/data/spdlog/")
@@ -36,14 +39,28 @@ def wanted(profile: str, name: str) -> bool:
     return not name.endswith((".so", ".pyd"))
 
 
-def main(profile: str, wheel: str, out: str) -> None:
+def members(source: str):
+    """(name inside the package tree, bytes) for every file of a wheel or an sdist."""
+    if source.endswith(".tar.gz"):
+        package = Path(source).name.rsplit("-", 1)[0].replace("-", "_") + "/"
+        with tarfile.open(source) as sdist:
+            for info in sdist:
+                name = info.name.split("/", 1)[1] if "/" in info.name else ""
+                if info.isfile() and name.startswith(package):
+                    yield name, sdist.extractfile(info).read()
+        return
+    with zipfile.ZipFile(source) as z:
+        for info in z.infolist():
+            yield info.filename, z.read(info)
+
+
+def main(profile: str, source: str, out: str) -> None:
     if profile not in ("python", "flashinfer"):
         raise SystemExit(f"unknown profile {profile!r}: python or flashinfer")
-    with zipfile.ZipFile(wheel) as z, lzma.open(out, "wb", preset=6) as raw, tarfile.open(fileobj=raw, mode="w") as tar:
-        for info in z.infolist():
-            if wanted(profile, info.filename):
-                data = z.read(info)
-                entry = tarfile.TarInfo(info.filename)
+    with lzma.open(out, "wb", preset=6) as raw, tarfile.open(fileobj=raw, mode="w") as tar:
+        for name, data in members(source):
+            if wanted(profile, name):
+                entry = tarfile.TarInfo(name)
                 entry.size, entry.mode = len(data), 0o644
                 tar.addfile(entry, io.BytesIO(data))
 
