@@ -7,7 +7,7 @@
 #   .gpu/fi  flashinfer-python 0.7.4 (~17 MB packed) + apache-tvm-ffi   carried by call 2
 # ../shared/gpu/pack-fa4.sh packs the CUDA-13 libraries as one 61 MB part, which together with this
 # repository's ~6 MB working tree is over a call's 64 MiB; so it is split in two here.
-# Usage (repo root): bash verification/device/prepare.sh [sglang-0.5.23-*.whl] [flashinfer_python-0.7.4-*.whl]
+# Usage (repo root): bash verification/device/prepare.sh [sglang-0.5.23-*.whl] [flashinfer_python-0.7.4-*.whl] [vllm-0.33.0.tar.gz]
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >> .git/info/exclude
@@ -73,3 +73,12 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -
   pydantic_core==2.50.5 pyzmq==27.3.0 stack-data==0.6.3 starlette==1.10.0 traitlets==5.16.1 typing-inspection==0.4.5 \
   wcwidth==0.9.4
 du -sh .gpu/sglsrv
+
+# vLLM 0.33.0's Python tree (from the sdist) and the wheels its config code imports, for the vllm cases.
+vllm_sdist=${3:-$(ls ../cache/dl/vllm/vllm-0.33.0.tar.gz | head -1)}
+rm -rf .gpu/vllm && mkdir -p .gpu/vllm/whl
+python3 verification/device/pack-wheel.py python "$vllm_sdist" .gpu/vllm/vllm-0.33.0.tar.xz
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/vllm/whl \
+  cbor2==6.3.0 openai-harmony==0.0.8 openai==3.57.0 sniffio==1.3.1 distro==1.9.0 jiter==0.19.0
+du -sh .gpu/vllm

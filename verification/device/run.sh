@@ -3,19 +3,27 @@
 # calls only while warm, ~30 s):
 #   call 1 (carry .gpu/a1):  mkdir -p /root/fa4site && xz -dc .gpu/a1/cu13-part1.tar.xz | tar -x -C /root/fa4site
 #   call 2 (carry .gpu/a2 .gpu/b .gpu/sgl .gpu/fi):  ERRKB_COMMIT=<sha> bash verification/device/run.sh
-#   call 3 (carry .gpu/sglsrv):                      ERRKB_COMMIT=<sha> bash verification/device/run.sh sglang-server
+#   call 3 (carry .gpu/sglsrv .gpu/vllm .gpu/fi):    ERRKB_COMMIT=<sha> bash verification/device/run.sh host
 # Call 2 runs every kernel backend as two shards at once (each with one worker per backend);
-# call 3 runs SGLang's server-level checks with SGLang's whole Python tree on the path, which must
-# not shadow the FA4 wrapper files (and their shims) that call 2's sglang cases use. Result lines
+# call 3 runs SGLang's server-level and vLLM's host-side checks with their whole Python trees on
+# the path, which must not shadow the FA4 wrapper files (and their shims) that call 2 uses. Result lines
 # land in $OUT/r*.jsonl; then, here: errkb verify merge <files>.
 set -u
 export PYTHONUNBUFFERED=1
 start=$(date +%s)
-if [ "${1:-}" = "sglang-server" ]; then
+if [ "${1:-}" = "host" ]; then
+  # SGLang's and vLLM's host-side checks, each in its own process and path: SGLang imports vLLM
+  # where it finds it, and vLLM's tree here has no compiled extensions.
   source verification/device/sglang-server-install.sh || exit 3
-  # the FA4 stack from call 2 (still on the warm machine) serves the steps that run SGLang's vendored FA4
-  PYTHONPATH="$SGLSITE:/root/fa4site:/root/fa4site/nvidia_cutlass_dsl/dsl_packages" timeout "${LIMIT:-470}" python3 -m errkb.verify run --backend sglang-server --timeout 240 \
-    --out "$OUT/r-sglang-server.jsonl" --log "$OUT/w-sglang-server.log" 2>&1 | tail -25
+  source verification/device/vllm-install.sh || exit 3
+  source verification/device/flashinfer-install.sh || exit 3
+  fa4="/root/fa4site:/root/fa4site/nvidia_cutlass_dsl/dsl_packages"  # from call 2, if it ran
+  (PYTHONPATH="$SGLSITE:$fa4" timeout "${LIMIT:-470}" python3 -m errkb.verify run --backend sglang-server \
+     --timeout 240 --out "$OUT/r-sglang-server.jsonl" --log "$OUT/w-sglang-server.log" > "$OUT/p-sglang-server.txt" 2>&1) &
+  (PYTHONPATH="$VLLMSITE:$FISITE:$SGLSITE" timeout "${LIMIT:-470}" python3 -m errkb.verify run --backend vllm \
+     --timeout 240 --out "$OUT/r-vllm.jsonl" --log "$OUT/w-vllm.log" > "$OUT/p-vllm.txt" 2>&1) &
+  wait
+  grep -hv '^confirmed' "$OUT/p-sglang-server.txt" "$OUT/p-vllm.txt" | tail -40
   exit 0
 fi
 xz -dc .gpu/a2/cu13-part2.tar.xz | tar -x -C /root/fa4site
