@@ -80,5 +80,6 @@ rm -rf .gpu/vllm && mkdir -p .gpu/vllm/whl
 python3 verification/device/pack-wheel.py python "$vllm_sdist" .gpu/vllm/vllm-0.33.0.tar.xz
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/vllm/whl \
-  cbor2==6.3.0 openai-harmony==0.0.8 openai==3.57.0 sniffio==1.3.1 distro==1.9.0 jiter==0.19.0
+  cbor2==6.3.0 openai-harmony==0.0.8 openai==3.57.0 sniffio==1.3.1 distro==1.9.0 jiter==0.19.0 \
+  httpx2==2.16.2 httpcore2==2.16.2 truststore==0.10.5
 du -sh .gpu/vllm
