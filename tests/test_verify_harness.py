@@ -257,3 +257,26 @@ def test_backend_filter_picks_the_worker_group_not_the_records_tags():
              Case("r2:reproduce", "r2", "reproduce", "sglang-server", "b.py")]
     assert [c.id for c in runner.select(cases, records, backends={"sglang"})] == ["r1:reproduce"]
     assert [c.id for c in runner.select(cases, records, backends={"sglang-server"})] == ["r2:reproduce"]
+
+
+def test_logged_lines_are_checked_like_warnings():
+    import logging
+
+    from errkb.verify.case import Context, Refuted
+
+    ctx = Context({"error_class": "logging.WARNING", "template": "Cannot use FA version {v}", "kind": "warning"},
+                  "reproduce")
+    log = logging.getLogger("errkb.tests.logged")
+
+    def warns(version, level=logging.WARNING):
+        log.log(level, "Cannot use FA version %s", version)
+        return version
+
+    assert ctx.expect_logged(log.name, warns, 3) == ("Cannot use FA version 3", 3)
+    with pytest.raises(Refuted):
+        ctx.expect_logged(log.name, warns, 3, logging.INFO)  # the right text at the wrong level
+    assert ctx.not_logged(log.name, lambda: 5) == 5
+    with pytest.raises(Refuted):
+        ctx.not_logged(log.name, warns, 2)  # a claimed-good call that still logs the message
+    with pytest.raises(Refuted):
+        ctx.not_logged(log.name, lambda: 1 / 0)  # or that fails

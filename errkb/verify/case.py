@@ -15,6 +15,7 @@ it is `refuted` when a check fails (`Refuted`), and an `error` when anything els
 
 from __future__ import annotations
 
+import logging
 import re
 import warnings
 from contextlib import contextmanager
@@ -58,6 +59,33 @@ def match_message(template: str, message: str) -> str | None:
     if templates.search_regex(template).search(message):
         return "search"
     return None
+
+
+def run_logged(logger_name: str, fn, *args, **kwargs):
+    """Call fn, keeping every record `logger_name` logs meanwhile (any level).
+    Returns (records, result, exception raised or None)."""
+
+    class Keep(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.DEBUG)
+            self.records: list[logging.LogRecord] = []
+
+        def emit(self, record):
+            self.records.append(record)
+
+    logger = logging.getLogger(logger_name)
+    keep, level = Keep(), logger.level
+    logger.addHandler(keep)
+    logger.setLevel(logging.DEBUG)
+    result = raised = None
+    try:
+        result = fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - returned to the caller
+        raised = exc
+    finally:
+        logger.removeHandler(keep)
+        logger.setLevel(level)
+    return keep.records, result, raised
 
 
 class Context:
@@ -123,6 +151,37 @@ class Context:
         self.observed = {"class": _qualname(exc), "message": str(exc)[:4000], **extra}
         if CUDA_POISON.search(f"{_qualname(exc)} {exc}"):
             raise exc
+
+    def expect_logged(self, logger_name: str, fn, *args, level: int = logging.WARNING, **kwargs):
+        """For records whose message is a log line (logging, not warnings): the call must log a
+        line of `level` on `logger_name` matching the record's template. It may raise afterwards
+        (kept in `observed`). Returns (the logged text, the call's result)."""
+        records, result, raised = run_logged(logger_name, fn, *args, **kwargs)
+        name = f"logging.{logging.getLevelName(level)}"
+        for rec in records:
+            text = rec.getMessage()
+            how = rec.levelno == level and match_message(self.record["template"], text)
+            if how:
+                self.observed = {"class": name, "message": text[:4000], "match": how}
+                if raised is not None:
+                    self.observed["then_raised"] = {"class": _qualname(raised), "message": str(raised)[:2000]}
+                return text, result
+        self.observed = {"class": None, "message": None, "logged": [r.getMessage()[:500] for r in records][:10]}
+        if raised is not None:
+            self.observed["raised"] = {"class": _qualname(raised), "message": str(raised)[:2000]}
+        raise Refuted(f"no matching {name} among {len(records)} log records")
+
+    def not_logged(self, logger_name: str, fn, *args, **kwargs):
+        """A claimed-good call: it must return, and log nothing matching the record's template."""
+        records, result, raised = run_logged(logger_name, fn, *args, **kwargs)
+        for rec in records:
+            if match_message(self.record["template"], rec.getMessage()):
+                self.observed = {"class": f"logging.{rec.levelname}", "message": rec.getMessage()[:4000]}
+                raise Refuted("the record's message is still logged")
+        if raised is not None:
+            self._observe_unexpected(raised)
+            raise Refuted(f"the call raised {_qualname(raised)}") from raised
+        return result
 
     def expect_error(self, fn, *args, **kwargs) -> BaseException:
         """The call must raise the record's exception class with a message matching its template."""

@@ -7,7 +7,6 @@ a real one needs a loaded model, KV pools and a GPU.
 
 from __future__ import annotations
 
-import logging
 import traceback
 from contextlib import contextmanager
 from types import SimpleNamespace
@@ -113,57 +112,6 @@ def decode_standins(ctx, fa_impl_ver: int, **state):
                             is_cross_attention=False)
     q = ctx.torch.zeros(1, 4 * 128, dtype=ctx.torch.bfloat16)
     return backend, q, layer, SimpleNamespace(spec_info=None)
-
-
-def expect_logged_warning(ctx, logger_name: str, fn, *args, **kwargs):
-    """For records whose 'error' is a logging.WARNING line: the call must log a WARNING on
-    `logger_name` whose text matches the record's template. The call may raise afterwards (kept
-    in `observed`). Returns the matching log text."""
-    records, raised = _logged(logger_name, fn, *args, **kwargs)
-    for rec in records:
-        text = rec.getMessage()
-        how = rec.levelno == logging.WARNING and match_message(ctx.record["template"], text)
-        if how:
-            ctx.observed = {"class": "logging.WARNING", "message": text[:4000], "match": how}
-            if raised is not None:
-                ctx.observed["then_raised"] = {"class": type(raised).__name__, "message": str(raised)[:2000]}
-            return text
-    ctx.observed = {"class": None, "message": None, "logged": [r.getMessage()[:500] for r in records][:10]}
-    raise Refuted(f"no matching WARNING among {len(records)} log records")
-
-
-def no_logged_warning(ctx, logger_name: str, fn, *args, **kwargs):
-    """The record's warning must not be logged; returns the exception the call raised, or None."""
-    records, raised = _logged(logger_name, fn, *args, **kwargs)
-    for rec in records:
-        if match_message(ctx.record["template"], rec.getMessage()):
-            ctx.observed = {"class": "logging.WARNING", "message": rec.getMessage()[:4000]}
-            raise Refuted("the record's warning is still logged")
-    return raised
-
-
-def _logged(logger_name, fn, *args, **kwargs):
-    class Keep(logging.Handler):
-        def __init__(self):
-            super().__init__(logging.DEBUG)
-            self.records = []
-
-        def emit(self, record):
-            self.records.append(record)
-
-    logger = logging.getLogger(logger_name)
-    keep, level = Keep(), logger.level
-    logger.addHandler(keep)
-    logger.setLevel(logging.DEBUG)
-    try:
-        fn(*args, **kwargs)
-        raised = None
-    except Exception as exc:  # noqa: BLE001 - returned to the caller
-        raised = exc
-    finally:
-        logger.removeHandler(keep)
-        logger.setLevel(level)
-    return keep.records, raised
 
 
 def mxfp8_pool(ctx):

@@ -12,13 +12,12 @@ which reads nothing else from the GPU.
 
 from __future__ import annotations
 
-import logging
 import os
 from contextlib import contextmanager
 from types import SimpleNamespace
 from unittest import mock
 
-from errkb.verify.case import Refuted, match_message
+from errkb.verify.case import Refuted
 
 FA_UTILS = "vllm.v1.attention.backends.fa_utils"
 FA_IFACE = "vllm.vllm_flash_attn.flash_attn_interface"
@@ -122,62 +121,6 @@ def _forget_once_logs():
 
     for name in ("_print_debug_once", "_print_info_once", "_print_warning_once", "_print_error_once"):
         getattr(vlog, name).cache_clear()
-
-
-def expect_logged(ctx, logger_name: str, fn, *args, level=logging.WARNING, **kwargs):
-    """For records whose 'error' is a logging line: the call must log a line of `level` on
-    `logger_name` matching the record's template. Returns (text, result of the call)."""
-    records, result, raised = _logged(logger_name, fn, *args, **kwargs)
-    for rec in records:
-        text = rec.getMessage()
-        how = rec.levelno == level and match_message(ctx.record["template"], text)
-        if how:
-            ctx.observed = {"class": f"logging.{logging.getLevelName(level)}", "message": text[:4000],
-                            "match": how}
-            if raised is not None:
-                ctx.observed["then_raised"] = {"class": type(raised).__name__, "message": str(raised)[:2000]}
-            return text, result
-    ctx.observed = {"class": None, "message": None, "logged": [r.getMessage()[:500] for r in records][:10]}
-    if raised is not None:
-        ctx.observed["raised"] = {"class": type(raised).__name__, "message": str(raised)[:2000]}
-    raise Refuted(f"no matching {logging.getLevelName(level)} among {len(records)} log records")
-
-
-def not_logged(ctx, logger_name: str, fn, *args, **kwargs):
-    """A claimed-good call: it must return, and log nothing matching the record's template."""
-    records, result, raised = _logged(logger_name, fn, *args, **kwargs)
-    for rec in records:
-        if match_message(ctx.record["template"], rec.getMessage()):
-            ctx.observed = {"class": f"logging.{rec.levelname}", "message": rec.getMessage()[:4000]}
-            raise Refuted("the record's message is still logged")
-    if raised is not None:
-        ctx.observed = {"class": type(raised).__name__, "message": str(raised)[:2000]}
-        raise Refuted(f"the call raised {type(raised).__name__}") from raised
-    return result
-
-
-def _logged(logger_name, fn, *args, **kwargs):
-    class Keep(logging.Handler):
-        def __init__(self):
-            super().__init__(logging.DEBUG)
-            self.records = []
-
-        def emit(self, record):
-            self.records.append(record)
-
-    logger = logging.getLogger(logger_name)
-    keep, level = Keep(), logger.level
-    logger.addHandler(keep)
-    logger.setLevel(logging.DEBUG)
-    result = raised = None
-    try:
-        result = fn(*args, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - returned to the caller
-        raised = exc
-    finally:
-        logger.removeHandler(keep)
-        logger.setLevel(level)
-    return keep.records, result, raised
 
 
 def fa_version(major, minor=0, *, built=(2, 3, 4), flash_attn_version=None, env=None, **kwargs):

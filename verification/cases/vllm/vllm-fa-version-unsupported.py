@@ -3,7 +3,7 @@
 import logging
 
 from errkb.verify.case import Refuted
-from verification.cases.vllm._vllm import FA_UTILS, expect_logged, fa_version, not_logged, returned
+from verification.cases.vllm._vllm import FA_UTILS, fa_version, returned
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq"], "cuda": True, "arch": "sm90"}
@@ -15,7 +15,7 @@ STEP_REQUIRES = {"fix_2": {"cuda": True, "arch": "sm80-sm89"}}
 def reproduce(ctx):
     # The "unavailable due to" form: H200 (9.0), --attention-config.flash_attn_version 4, a
     # build with FA2/FA3 but without the FA4 CuTe sources (this tree has none: the reason is its own).
-    text, got = expect_logged(ctx, FA_UTILS, fa_version(9, 0, built=(2, 3), flash_attn_version=4, head_size=128),
+    text, got = ctx.expect_logged(FA_UTILS, fa_version(9, 0, built=(2, 3), flash_attn_version=4, head_size=128),
                               level=logging.ERROR)
     if "unavailable due to" not in text:
         raise Refuted(f"expected the 'unavailable due to' reason, got: {text}")
@@ -24,5 +24,5 @@ def reproduce(ctx):
 
 def fix_2(ctx):
     # The pin removed: vLLM picks FA2 on SM80 itself.
-    got = not_logged(ctx, FA_UTILS, fa_version(8, 0, head_size=128))
+    got = ctx.not_logged(FA_UTILS, fa_version(8, 0, head_size=128))
     returned(ctx, got, 2)

@@ -1,6 +1,6 @@
 """vLLM's FLASH_ATTN version choice: VLLM_BATCH_INVARIANT=1 turns FA4 into FA2 with a warning."""
 
-from verification.cases.vllm._vllm import FA_UTILS, expect_logged, fa_version, not_logged, returned
+from verification.cases.vllm._vllm import FA_UTILS, fa_version, returned
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq"]}
@@ -11,17 +11,17 @@ STEP_REQUIRES = {"reproduce": {"cuda": True, "arch": "sm100-sm110"}, "fix_1": {"
 
 def reproduce(ctx):
     # B200 (10.0): FA4 by default; batch invariance sends it to FA2.
-    _, got = expect_logged(ctx, FA_UTILS, fa_version(10, 0, env={"VLLM_BATCH_INVARIANT": "1"}, head_size=128))
+    _, got = ctx.expect_logged(FA_UTILS, fa_version(10, 0, env={"VLLM_BATCH_INVARIANT": "1"}, head_size=128))
     returned(ctx, got, 2)
 
 
 def fix_1(ctx):
     # Variable unset (0): FA4, no warning.
-    got = not_logged(ctx, FA_UTILS, fa_version(10, 0, env={"VLLM_BATCH_INVARIANT": "0"}, head_size=128))
+    got = ctx.not_logged(FA_UTILS, fa_version(10, 0, env={"VLLM_BATCH_INVARIANT": "0"}, head_size=128))
     returned(ctx, got, 4)
 
 
 def control(ctx):
     # Batch invariance on Hopper: FA3 is kept, no FA4 warning.
-    got = not_logged(ctx, FA_UTILS, fa_version(9, 0, env={"VLLM_BATCH_INVARIANT": "1"}, head_size=128))
+    got = ctx.not_logged(FA_UTILS, fa_version(9, 0, env={"VLLM_BATCH_INVARIANT": "1"}, head_size=128))
     returned(ctx, got, 3)

@@ -1,6 +1,6 @@
 """vLLM's FLASH_ATTN version choice: FA4's Blackwell head_dim-256 kernel refuses some settings; vLLM uses FA2."""
 
-from verification.cases.vllm._vllm import FA_UTILS, expect_logged, fa_version, not_logged, returned
+from verification.cases.vllm._vllm import FA_UTILS, fa_version, returned
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq"]}
@@ -11,13 +11,13 @@ STEP_REQUIRES = {"reproduce": {"cuda": True, "arch": "sm100-sm110"}, "fix_1": {"
 
 def reproduce(ctx):
     # B200 (10.0), head_size 256 on a backend that supports the hd256 kernel, --block-size 16.
-    text, got = expect_logged(ctx, FA_UTILS, fa_version(10, 0, head_size=256, supports_fa4_hd256=True,
+    text, got = ctx.expect_logged(FA_UTILS, fa_version(10, 0, head_size=256, supports_fa4_hd256=True,
                                                          kv_cache_block_size=16))
     returned(ctx, got, 2)
 
 
 def fix_1(ctx):
     # --block-size left to FLASH_ATTN (128): the hd256 kernel is used, FA4 stays.
-    got = not_logged(ctx, FA_UTILS, fa_version(10, 0, head_size=256, supports_fa4_hd256=True,
+    got = ctx.not_logged(FA_UTILS, fa_version(10, 0, head_size=256, supports_fa4_hd256=True,
                                                kv_cache_block_size=128))
     returned(ctx, got, 4)

@@ -5,7 +5,7 @@ import threading
 from contextlib import contextmanager
 
 from errkb.verify.case import Refuted
-from verification.cases.vllm._vllm import FI_UTILS, expect_logged, flashinfer_utils, not_logged
+from verification.cases.vllm._vllm import FI_UTILS, flashinfer_utils
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "requests", "zmq"], "cuda": True, "arch": "sm90"}
@@ -44,7 +44,7 @@ def _mirror():
 
 def reproduce(ctx):
     # No flashinfer-cubin package (none here), VLLM_HAS_FLASHINFER_CUBIN unset, H200 (9.0).
-    _, (reachable, trtllm) = expect_logged(ctx, FI_UTILS, _probe, 9, 0, env={"VLLM_HAS_FLASHINFER_CUBIN": "0"},
+    _, (reachable, trtllm) = ctx.expect_logged(FI_UTILS, _probe, 9, 0, env={"VLLM_HAS_FLASHINFER_CUBIN": "0"},
                                            FLASHINFER_CUBINS_REPOSITORY=UNREACHABLE)
     if reachable or trtllm:
         raise Refuted(f"artifactory reported reachable={reachable}, TRT-LLM decode available={trtllm}")
@@ -54,7 +54,7 @@ def fix_2(ctx):
     # FLASHINFER_CUBINS_REPOSITORY pointing at a reachable mirror: no warning, TRT-LLM decode
     # (XQA on SM90) counts as available.
     with _mirror() as url:
-        reachable, trtllm = not_logged(ctx, FI_UTILS, _probe, 9, 0, env={"VLLM_HAS_FLASHINFER_CUBIN": "0"},
+        reachable, trtllm = ctx.not_logged(FI_UTILS, _probe, 9, 0, env={"VLLM_HAS_FLASHINFER_CUBIN": "0"},
                                        FLASHINFER_CUBINS_REPOSITORY=url)
     if not (reachable and trtllm):
         raise Refuted(f"mirror: reachable={reachable}, TRT-LLM decode available={trtllm}")
@@ -62,7 +62,7 @@ def fix_2(ctx):
 
 def fix_3(ctx):
     # VLLM_HAS_FLASHINFER_CUBIN=1: the probe is skipped, so the unreachable URL does not matter.
-    reachable, trtllm = not_logged(ctx, FI_UTILS, _probe, 9, 0, env={"VLLM_HAS_FLASHINFER_CUBIN": "1"},
+    reachable, trtllm = ctx.not_logged(FI_UTILS, _probe, 9, 0, env={"VLLM_HAS_FLASHINFER_CUBIN": "1"},
                                    FLASHINFER_CUBINS_REPOSITORY=UNREACHABLE)
     if not (reachable and trtllm):
         raise Refuted(f"declared cubins: reachable={reachable}, TRT-LLM decode available={trtllm}")

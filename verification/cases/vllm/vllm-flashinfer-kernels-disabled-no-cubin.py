@@ -6,7 +6,7 @@ import shutil
 import tempfile
 
 from errkb.verify.case import Refuted
-from verification.cases.vllm._vllm import FI_UTILS, expect_logged, flashinfer_utils, not_logged
+from verification.cases.vllm._vllm import FI_UTILS, flashinfer_utils
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "requests", "zmq"]}
@@ -28,7 +28,7 @@ def _has_flashinfer(ctx, env):
 def reproduce(ctx):
     # CUDA_HOME naming a directory without bin/nvcc, and a PATH without ninja.
     with tempfile.TemporaryDirectory() as empty:
-        _, ok = expect_logged(ctx, FI_UTILS, _has_flashinfer(ctx, {"CUDA_HOME": empty, "PATH": empty}))
+        _, ok = ctx.expect_logged(FI_UTILS, _has_flashinfer(ctx, {"CUDA_HOME": empty, "PATH": empty}))
     if ok:
         raise Refuted("has_flashinfer() still returned True")
 
@@ -40,6 +40,6 @@ def fix_2(ctx):
         ctx.skip(f"this machine lacks the JIT tools the fix installs (nvcc={nvcc}, ninja={ninja})")
     cuda_home = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
     env = {"CUDA_HOME": cuda_home, "PATH": os.path.dirname(ninja)}
-    if not not_logged(ctx, FI_UTILS, _has_flashinfer(ctx, env)):
+    if not ctx.not_logged(FI_UTILS, _has_flashinfer(ctx, env)):
         raise Refuted("has_flashinfer() returned False with nvcc and ninja present")
     ctx.note(f"CUDA_HOME={cuda_home}, ninja from {os.path.dirname(ninja)}")

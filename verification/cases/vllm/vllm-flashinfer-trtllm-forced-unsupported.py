@@ -1,7 +1,7 @@
 """--attention-config.use_trtllm_attention=1 where TRT-LLM attention is unavailable for the phase: vLLM warns and uses FlashInfer's own kernels."""
 
 from errkb.verify.case import Refuted
-from verification.cases.vllm._vllm import FI_UTILS, expect_logged, flashinfer_utils, not_logged
+from verification.cases.vllm._vllm import FI_UTILS, flashinfer_utils
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "requests", "zmq"], "cuda": True, "arch": "sm90"}
@@ -22,24 +22,24 @@ def _use_trtllm(major, minor, *, is_prefill, force, env=CUBINS):
 
 def reproduce(ctx):
     # H200 (9.0) has TRT-LLM (XQA) decode only: forcing it for prefill is refused with the warning.
-    text, used = expect_logged(ctx, FI_UTILS, _use_trtllm, 9, 0, is_prefill=True, force=True)
+    text, used = ctx.expect_logged(FI_UTILS, _use_trtllm, 9, 0, is_prefill=True, force=True)
     if used or "prefill" not in text:
         raise Refuted(f"used={used}, message {text!r}")
 
 
 def fix_1(ctx):
     # Left on auto: the same prefill silently uses FlashInfer's kernels.
-    if not_logged(ctx, FI_UTILS, _use_trtllm, 9, 0, is_prefill=True, force=None):
+    if ctx.not_logged(FI_UTILS, _use_trtllm, 9, 0, is_prefill=True, force=None):
         raise Refuted("auto chose TRT-LLM prefill on SM90")
 
 
 def fix_2(ctx):
     # Blackwell (10.0) with the cubins available: the forced prefill is honoured.
-    if not not_logged(ctx, FI_UTILS, _use_trtllm, 10, 0, is_prefill=True, force=True):
+    if not ctx.not_logged(FI_UTILS, _use_trtllm, 10, 0, is_prefill=True, force=True):
         raise Refuted("forced TRT-LLM prefill not used on SM100 with cubins")
 
 
 def control(ctx):
     # Forcing it for decode on the H200 is accepted (XQA decode kernel).
-    if not not_logged(ctx, FI_UTILS, _use_trtllm, 9, 0, is_prefill=False, force=True):
+    if not ctx.not_logged(FI_UTILS, _use_trtllm, 9, 0, is_prefill=False, force=True):
         raise Refuted("forced TRT-LLM decode not used on SM90")

@@ -4,7 +4,7 @@ import os
 from unittest import mock
 
 from errkb.verify.case import Refuted
-from verification.cases.vllm._vllm import expect_logged, not_logged, pin_platform
+from verification.cases.vllm._vllm import pin_platform
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq"]}
@@ -23,10 +23,10 @@ def _validate(env):
 
 
 def reproduce(ctx):
-    text, _ = expect_logged(ctx, LOGGER, _validate, {"VLLM_ATTENTION_BACKEND": "FLASHINFER"})
+    text, _ = ctx.expect_logged(LOGGER, _validate, {"VLLM_ATTENTION_BACKEND": "FLASHINFER"})
     if "VLLM_ATTENTION_BACKEND" not in text:
         raise Refuted(f"warned about another variable: {text}")
-    text, _ = expect_logged(ctx, LOGGER, _validate, {"VLLM_FLASH_ATTN_VERSION": "2"})
+    text, _ = ctx.expect_logged(LOGGER, _validate, {"VLLM_FLASH_ATTN_VERSION": "2"})
     if "VLLM_FLASH_ATTN_VERSION" not in text:
         raise Refuted(f"warned about another variable: {text}")
 
@@ -39,7 +39,7 @@ def fix_1(ctx):
 
     if ctx.call(AttentionConfig, backend="FLASHINFER").backend.name != "FLASHINFER":
         raise Refuted("--attention-backend FLASHINFER not parsed")
-    not_logged(ctx, LOGGER, _validate, {})
+    ctx.not_logged(LOGGER, _validate, {})
 
 
 def fix_3(ctx):
@@ -49,9 +49,9 @@ def fix_3(ctx):
 
     if ctx.call(AttentionConfig, flash_attn_version=2).flash_attn_version != 2:
         raise Refuted("flash_attn_version not kept")
-    not_logged(ctx, LOGGER, _validate, {})
+    ctx.not_logged(LOGGER, _validate, {})
 
 
 def control(ctx):
     # A variable vLLM 0.33 does read passes the same check.
-    not_logged(ctx, LOGGER, _validate, {"VLLM_BATCH_INVARIANT": "0"})
+    ctx.not_logged(LOGGER, _validate, {"VLLM_BATCH_INVARIANT": "0"})
