@@ -263,7 +263,7 @@ class MatchIndex:
         for score, entry, span, params, why in hits:
             # Packages the traceback points to come first.
             order = sorted(entry.versions_by_package, key=lambda pkg: pkg not in paste.packages)
-            versions = {pkg: entry.versions_by_package[pkg] for pkg in order}
+            versions = {pkg: list(entry.versions_by_package[pkg]) for pkg in order}  # copies: callers may edit
             orig = paste.span(*span)
             common = dict(span=orig, matched_text=paste.original[orig[0]:orig[1]], params=params,
                           template=entry.template, packages=sorted(versions), versions=versions,
