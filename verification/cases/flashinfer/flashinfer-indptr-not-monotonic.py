@@ -16,6 +16,16 @@ def reproduce(ctx):
     w = prefill_wrapper(ctx)
     lengths_not_offsets = t.tensor([0, *Q_LENS[::-1]], dtype=t.int32, device=ctx.device)  # [0, 12, 5]
     ctx.expect_error(plan_prefill, w, lengths_not_offsets, kv)
+    # The second trigger: an int64 qo_indptr next to an int32 kv indptr (the planner's index type).
+    # Three requests: the misread offsets decrease, and the same error follows.
+    kv3 = paged(ctx, kv_lens=(45, 100, 30))
+    ctx.expect_error(plan_prefill, prefill_wrapper(ctx), indptr(ctx, (4, 4, 4), dtype=t.int64), kv3)
+    # Two requests: the misread offsets can still be non-decreasing; say what the planner does then.
+    try:
+        plan_prefill(prefill_wrapper(ctx), indptr(ctx, (8, 4), dtype=t.int64), kv)
+        ctx.note("int64 qo_indptr [0, 8, 12] with an int32 kv indptr: planned without an error")
+    except Exception as exc:  # noqa: BLE001 - only described
+        ctx.note(f"int64 qo_indptr [0, 8, 12] with an int32 kv indptr: {type(exc).__name__}: {str(exc)[:200]}")
 
 
 def fix_1(ctx):
