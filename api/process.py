@@ -18,12 +18,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(start_timeout_s: float = 30.0) -> Iterator[str]:
-    """Yield the base URL of a freshly started server; stop it afterwards."""
+def serving(start_timeout_s: float = 30.0, pids: list[int] | None = None) -> Iterator[str]:
+    """Yield the base URL of a freshly started server; stop it afterwards. Its process id is
+    appended to `pids` when given (the API benchmark reads the server's CPU time)."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "errkb.cli", "serve", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
+    if pids is not None:
+        pids.append(proc.pid)
     try:
         deadline = time.monotonic() + start_timeout_s
         while True:
