@@ -66,6 +66,15 @@ class _Fa4Rule(Rule):
     def check_fa4(self, call: Fa4Call, site, ctx):
         return ()
 
+    @staticmethod
+    def archs_where(ctx, keep) -> list[str]:
+        """The target GPUs (--arch) whose major compute capability `keep` accepts."""
+        return [a for a in ctx.archs if keep(arch_major(a))]
+
+    def report_on(self, node, archs: list[str], **kw):
+        """A finding whose hint names the target GPUs it applies to."""
+        return self.report(node, hint=self.HINT.format(archs=", ".join(archs)), **kw)
+
 
 @register
 class Fa4SplitKvArch(_Fa4Rule):
@@ -96,11 +105,10 @@ class Fa4SplitKvArch(_Fa4Rule):
         if ns.state != PRESENT or type(ns.value) is not int or ns.value <= 1:
             return
         failing = (8,) if call.flavour == "sglang" else (8, 9, 12)
-        archs = [a for a in ctx.archs if arch_major(a) in failing]
+        archs = self.archs_where(ctx, lambda major: major in failing)
         if archs:
             major = arch_major(archs[0])
-            yield self.report(ns.node, record=self._RECORD[major], text=self._TEXT[major],
-                              hint=self.HINT.format(archs=", ".join(archs)))
+            yield self.report_on(ns.node, archs, record=self._RECORD[major], text=self._TEXT[major])
 
 
 @register
@@ -117,9 +125,9 @@ class Fa4PagedKvSm8x(_Fa4Rule):
 
     def check_fa4(self, call, site, ctx):
         pt = call["page_table"]
-        archs = [a for a in ctx.archs if arch_major(a) == 8]
+        archs = self.archs_where(ctx, lambda major: major == 8)
         if pt.state == PRESENT and archs:
-            yield self.report(pt.node, hint=self.HINT.format(archs=", ".join(archs)))
+            yield self.report_on(pt.node, archs)
 
 
 @register
@@ -182,9 +190,9 @@ class Fa4QvRequiresBlackwell(_Fa4Rule):
 
     def check_fa4(self, call, site, ctx):
         qv = call["qv"]
-        archs = [a for a in ctx.archs if arch_major(a) not in (10, 11)]
+        archs = self.archs_where(ctx, lambda major: major not in (10, 11))
         if qv.state == PRESENT and archs:
-            yield self.report(qv.node, hint=self.HINT.format(archs=", ".join(archs)))
+            yield self.report_on(qv.node, archs)
 
 
 @register
@@ -209,10 +217,9 @@ class Fa4Fp8OnlySm100(_Fa4Rule):
 
     def check_fa4(self, call, site, ctx):
         facts = call.tensor("v", ctx.index)
-        archs = [a for a in ctx.archs if arch_major(a) != 10]
+        archs = self.archs_where(ctx, lambda major: major != 10)
         if facts.dtype in FP8 and archs:
-            yield self.report(call.args.given[("v_cache" if call.kvcache else "v")][2],
-                              hint=self.HINT.format(archs=", ".join(archs)))
+            yield self.report_on(call.args.given[("v_cache" if call.kvcache else "v")][2], archs)
 
 
 def head_dims_ok(hd: int, hd_v: int, major: int, alignment: int, flavour: str) -> bool:
@@ -284,7 +291,7 @@ class Fa4Sm90BlockSparsityBias(_Fa4Rule):
     INVALID = [Example(_SGL + "flash_attn_varlen_func(q, k, v, rel_bias=b, block_sparse_tensors=bs)", archs=("sm90",))]
 
     def check_fa4(self, call, site, ctx):
-        archs = [a for a in ctx.archs if arch_major(a) == 9]
+        archs = self.archs_where(ctx, lambda major: major == 9)
         if (call.flavour == "sglang" and archs and call["rel_bias"].state == PRESENT
                 and call["block_sparse_tensors"].state == PRESENT):
-            yield self.report(call["block_sparse_tensors"].node, hint=self.HINT.format(archs=", ".join(archs)))
+            yield self.report_on(call["block_sparse_tensors"].node, archs)

@@ -280,3 +280,15 @@ def test_logged_lines_are_checked_like_warnings():
         ctx.not_logged(log.name, warns, 2)  # a claimed-good call that still logs the message
     with pytest.raises(Refuted):
         ctx.not_logged(log.name, lambda: 1 / 0)  # or that fails
+
+
+def test_a_step_needs_its_files_packages_and_its_own(tmp_path):
+    records = runner.load_records(FAKE)
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "fake-hang.py").write_text(
+        "REQUIRES = {'packages': ['torch'], 'cpu': True}\n"
+        "STEP_REQUIRES = {'control': {'cuda': True, 'arch': 'sm90', 'packages': ['flash_attn.cute']}}\n"
+        "def reproduce(ctx):\n    pass\n\ndef control(ctx):\n    pass\n")
+    needs = {c.step: c.requires for c in spec.discover(tmp_path, records)}
+    assert needs["reproduce"] == {"packages": ["torch"], "cpu": True}
+    assert needs["control"] == {"packages": ["torch", "flash_attn.cute"], "cpu": True, "cuda": True, "arch": "sm90"}

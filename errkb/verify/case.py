@@ -61,6 +61,15 @@ def match_message(template: str, message: str) -> str | None:
     return None
 
 
+def attempt(fn, *args, **kwargs):
+    """(result, None) when the call returns, (None, the exception) when it raises: the checks
+    look at what happened instead of letting it propagate."""
+    try:
+        return fn(*args, **kwargs), None
+    except Exception as exc:  # noqa: BLE001 - handed to the caller to judge
+        return None, exc
+
+
 def run_logged(logger_name: str, fn, *args, **kwargs):
     """Call fn, keeping every record `logger_name` logs meanwhile (any level).
     Returns (records, result, exception raised or None)."""
@@ -77,11 +86,8 @@ def run_logged(logger_name: str, fn, *args, **kwargs):
     keep, level = Keep(), logger.level
     logger.addHandler(keep)
     logger.setLevel(logging.DEBUG)
-    result = raised = None
     try:
-        result = fn(*args, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - returned to the caller
-        raised = exc
+        result, raised = attempt(fn, *args, **kwargs)
     finally:
         logger.removeHandler(keep)
         logger.setLevel(level)
@@ -186,12 +192,7 @@ class Context:
     def expect_error(self, fn, *args, **kwargs) -> BaseException:
         """The call must raise the record's exception class with a message matching its template."""
         with self._capture() as caught:
-            try:
-                fn(*args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 - the point is to look at it
-                raised = exc
-            else:
-                raised = None
+            _, raised = attempt(fn, *args, **kwargs)
         if raised is None:
             hit = self._record_warning_in(caught)
             if hit and self.record.get("kind") == "warning":
@@ -212,12 +213,7 @@ class Context:
     def expect_warning(self, fn, *args, **kwargs):
         """The call must emit a warning of the record's class matching its template; returns the result."""
         with self._capture() as caught:
-            try:
-                result = fn(*args, **kwargs)
-            except Exception as exc:  # noqa: BLE001
-                result, raised = None, exc
-            else:
-                raised = None
+            result, raised = attempt(fn, *args, **kwargs)
         hit = self._record_warning_in(caught)
         if hit:
             self.observed = hit
@@ -233,11 +229,10 @@ class Context:
     def call(self, fn, *args, **kwargs):
         """A claimed-good call (a fix or the control): it must run, and emit none of the record's message."""
         with self._capture() as caught:
-            try:
-                result = fn(*args, **kwargs)
-            except Exception as exc:  # noqa: BLE001
-                self._observe_unexpected(exc)
-                raise Refuted(f"the call raised {_qualname(exc)}") from exc
+            result, raised = attempt(fn, *args, **kwargs)
+        if raised is not None:
+            self._observe_unexpected(raised)
+            raise Refuted(f"the call raised {_qualname(raised)}") from raised
         hit = self._record_warning_in(caught)
         if hit:
             self.observed = hit

@@ -6,7 +6,7 @@ named `reproduce`, `fix_<n>` (or `fix_<name>`) and `control`; each becomes a cas
 
     BACKEND = "fa4"                       # default: the record's first backend
     REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
-    STEP_REQUIRES = {"fix_2": {"arch": "sm100+"}}   # merged over REQUIRES for that step
+    STEP_REQUIRES = {"fix_2": {"arch": "sm100+"}}   # over REQUIRES for that step (packages add up)
     TIMEOUT = 300                         # seconds per step (default: the runner's --timeout)
 
 They are parsed with `ast.literal_eval`, so the runner never imports case code; the worker
@@ -71,6 +71,16 @@ def _literals(tree: ast.Module) -> dict:
     return out
 
 
+def _step_needs(base: dict, step: dict) -> dict:
+    """A step needs what its file needs, with its own cuda/arch/torch/cpu in place of the file's
+    and its own packages added to the file's."""
+    packages = list(dict.fromkeys([*base.get("packages", []), *step.get("packages", [])]))
+    merged = {**base, **step}
+    if packages:
+        merged["packages"] = packages
+    return merged
+
+
 def check_requires(req: dict, where: str) -> dict:
     unknown = set(req) - REQUIREMENT_KEYS
     if unknown:
@@ -104,7 +114,7 @@ def load_case_file(path: Path, records: dict[str, dict]) -> list[Case]:
             raise CaseError(f"{path}: STEP_REQUIRES names unknown step {name!r}")
     cases = []
     for fn in sorted(functions, key=_step_key):
-        req = {**base, **check_requires(dict(per_step.get(fn, {})), f"{path}:{fn}")}
+        req = _step_needs(base, check_requires(dict(per_step.get(fn, {})), f"{path}:{fn}"))
         cases.append(Case(id=f"{record_id}:{step_id(fn)}", record=record_id, step=fn, backend=backend,
                           file=str(path), requires=req, timeout=lits.get("TIMEOUT"), sha=sha))
     return cases

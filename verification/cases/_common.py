@@ -52,3 +52,20 @@ def varlen_ref(q, k, v, cu_q, cu_k, **kw):
         outs.append(ref_attention(q[None, cq[i]:cq[i + 1]], k[None, ck[i]:ck[i + 1]], v[None, ck[i]:ck[i + 1]],
                                   **kw)[0])
     return torch.cat(outs, 0)
+
+
+def varlen_matches(ctx, q, k, v, cu_q, cu_k, causal=False):
+    """FA4's varlen forward on packed sequences (each at most 128 long) runs and matches the reference."""
+    out = first(ctx.call(fa4().flash_attn_varlen_func, q, k, v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
+                         max_seqlen_q=128, max_seqlen_k=128, causal=causal))
+    ctx.close(out, varlen_ref(q, k, v, cu_q, cu_k, causal=causal), **TOL)
+
+
+def padded_head_dim_matches(ctx, q, k, v, width):
+    """Zero-pad the head dim to `width`, keep the softmax scale of the real one, cut the output
+    back: FA4 then runs a head dim it accepts, with the same numbers."""
+    pad = ctx.torch.nn.functional.pad
+    d = q.shape[-1]
+    out = first(ctx.call(fa4().flash_attn_func, *(pad(x, (0, width - d)) for x in (q, k, v)),
+                         softmax_scale=d ** -0.5))[..., :d]
+    ctx.close(out, ref_attention(q, k, v), **TOL)

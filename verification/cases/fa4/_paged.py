@@ -31,3 +31,13 @@ def paged_ref(ctx, q, cu_q, ks, vs, causal=False):
     cq = cu_q.tolist()
     return t.cat([ref_attention(q[None, cq[i]:cq[i + 1]], ks[i][None], vs[i][None], causal=causal)[0]
                   for i in range(len(ks))], 0)
+
+
+def paged_decode(ctx, check):
+    """One decode token per sequence over the shuffled page pool, through FA4's varlen entry with a
+    page_table, run under `check` (the kernels that lack paged KV refuse it)."""
+    from verification.cases._common import fa4
+
+    q, k_cache, v_cache, page_table, seqused_k, cu_q, _, _ = paged(ctx)
+    return check(fa4().flash_attn_varlen_func, q, k_cache, v_cache, cu_seqlens_q=cu_q, seqused_k=seqused_k,
+                 max_seqlen_q=1, page_table=page_table)

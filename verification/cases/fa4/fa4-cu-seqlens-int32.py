@@ -1,6 +1,6 @@
 """cu_seqlens/seqused must be int32 (int64 from torch.cumsum is refused)."""
 
-from verification.cases._common import TOL, cu_seqlens, fa4, first, randn, varlen_ref
+from verification.cases._common import cu_seqlens, fa4, randn, varlen_matches
 
 REQUIRES = {"cuda": True, "arch": "sm80+", "packages": ["flash_attn.cute"]}
 TIMEOUT = 600
@@ -24,15 +24,11 @@ def fix_1(ctx):
     t = ctx.torch
     q, k, v = _packed(ctx)
     lengths = t.tensor(LENS, device=ctx.device)
-    cu = t.nn.functional.pad(t.cumsum(lengths, 0, dtype=t.int32), (1, 0))
-    out = first(ctx.call(fa4().flash_attn_varlen_func, q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu,
-                         max_seqlen_q=128, max_seqlen_k=128))
-    ctx.close(out, varlen_ref(q, k, v, cu, cu), **TOL)
+    cu = t.nn.functional.pad(t.cumsum(lengths, 0, dtype=t.int32), (1, 0))  # the fix: int32 offsets
+    varlen_matches(ctx, q, k, v, cu, cu)
 
 
 def control(ctx):
     q, k, v = _packed(ctx)
     cu = cu_seqlens(ctx, LENS)
-    out = first(ctx.call(fa4().flash_attn_varlen_func, q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu,
-                         max_seqlen_q=128, max_seqlen_k=128, causal=True))
-    ctx.close(out, varlen_ref(q, k, v, cu, cu, causal=True), **TOL)
+    varlen_matches(ctx, q, k, v, cu, cu, causal=True)

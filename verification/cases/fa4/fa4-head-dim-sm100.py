@@ -1,6 +1,6 @@
 """On SM100/SM110 FA4 takes head dims 8..128, (192, 128), (256, 256) or the MLA shapes."""
 
-from verification.cases._common import TOL, fa4, first, qkv, ref_attention
+from verification.cases._common import TOL, fa4, first, padded_head_dim_matches, qkv, ref_attention
 
 REQUIRES = {"cuda": True, "arch": "sm100-sm110", "packages": ["flash_attn.cute"]}
 TIMEOUT = 600
@@ -12,12 +12,8 @@ def reproduce(ctx):
 
 
 def fix_1(ctx):
-    F = ctx.torch.nn.functional
     q, k, v = qkv(ctx, d=192)
-    d = q.shape[-1]
-    out = first(ctx.call(fa4().flash_attn_func, *(F.pad(t, (0, 256 - d)) for t in (q, k, v)),
-                         softmax_scale=d ** -0.5))[..., :d]
-    ctx.close(out, ref_attention(q, k, v), **TOL)
+    padded_head_dim_matches(ctx, q, k, v, 256)
 
 
 def control(ctx):

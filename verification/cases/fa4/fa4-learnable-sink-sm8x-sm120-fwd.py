@@ -1,6 +1,6 @@
 """The SM8x and SM12x forward kernels have no learnable sink."""
 
-from verification.cases._common import TOL, fa4, first, qkv, ref_attention
+from verification.cases._common import TOL, fa4, qkv, ref_attention
 
 REQUIRES = {"cuda": True, "arch": ["sm80-sm89", "sm120+"], "packages": ["flash_attn.cute"]}
 TIMEOUT = 600

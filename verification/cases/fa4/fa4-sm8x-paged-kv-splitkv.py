@@ -1,13 +1,10 @@
 """The SM8x forward has neither paged KV nor split-KV."""
 
-from verification.cases._common import fa4
-from verification.cases.fa4._paged import paged
+from verification.cases.fa4._paged import paged_decode
 
 REQUIRES = {"cuda": True, "arch": "sm80-sm89", "packages": ["flash_attn.cute"]}
 TIMEOUT = 600
 
 
 def reproduce(ctx):
-    q, kc, vc, pt, lens, cu_q, _, _ = paged(ctx)
-    ctx.expect_error(fa4().flash_attn_varlen_func, q, kc, vc, cu_seqlens_q=cu_q, seqused_k=lens,
-                     max_seqlen_q=1, page_table=pt)
+    paged_decode(ctx, ctx.expect_error)

@@ -1,5 +1,6 @@
 """SDPA/FlexAttention helpers for the PyTorch cases."""
 
+from verification.cases._common import TOL, ref_attention
 from verification.cases._common import qkv as _qkv
 
 
@@ -40,3 +41,60 @@ def compiled_flex():
 
     torch._dynamo.reset()
     return torch.compile(flex_attention, dynamic=False)
+
+
+# ---------------------------------------------------------------- shared SDPA steps
+
+
+def masked_flash(ctx, check):
+    """Flash alone, given a padding mask it cannot take: run it under `check` (expect_warning or
+    expect_error), since SDPA both explains the skip and, with no other backend, refuses."""
+    q, k, v = qkv(ctx)
+    return check(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v, attn_mask=padding_mask(ctx))
+
+
+def fp32_flash(ctx, check):
+    """Flash alone on float32 inputs, which it does not take, under `check`."""
+    q, k, v = qkv(ctx, dtype=ctx.torch.float32)
+    return check(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v)
+
+
+def causal_flash_matches(ctx):
+    """Flash with is_causal instead of a mask runs and matches the causal reference."""
+    q, k, v = qkv(ctx)
+    out = ctx.call(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v, is_causal=True)
+    ctx.close(out, ref_attention(q, k, v, layout="bhsd", causal=True, causal_align="top_left"), **TOL)
+
+
+def masked_with_efficient_matches(ctx):
+    """Allowing the memory-efficient kernel next to flash: the masked call runs and matches."""
+    q, k, v = qkv(ctx)
+    m = padding_mask(ctx)
+    out = ctx.call(in_backends, ["FLASH_ATTENTION", "EFFICIENT_ATTENTION"], sdpa, q, k, v, attn_mask=m)
+    ctx.close(out, ref_attention(q, k, v, layout="bhsd", mask=m), **TOL)
+
+
+# ---------------------------------------------------------------- FlexAttention on the CPU
+
+FP32 = {"atol": 1e-4, "rtol": 1e-4}  # float32 kernels against the float32 reference
+
+
+def causal(b, h, q_idx, kv_idx):
+    """The mask_mod of plain causal attention."""
+    return q_idx >= kv_idx
+
+
+def flex_qkv(ctx, sq=128, sk=128, **kw):
+    """Small float32 q, k, v in SDPA's layout, as the CPU FlexAttention cases use."""
+    return qkv(ctx, b=1, sq=sq, sk=sk, d=16, dtype=ctx.torch.float32, **kw)
+
+
+def causal_block_mask(ctx, q, k, batch=None):
+    """A causal BlockMask sized for these q and k."""
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    return create_block_mask(causal, batch, None, q.size(-2), k.size(-2), device=ctx.device)
+
+
+def close_causal(ctx, out, q, k, v):
+    ctx.close(out, ref_attention(q, k, v, layout="bhsd", causal=True, causal_align="top_left"), **FP32)

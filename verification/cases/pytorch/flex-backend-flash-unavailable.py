@@ -7,7 +7,7 @@ from verification.cases.pytorch._sdpa import compiled_flex, qkv
 
 BACKEND = "flex-attention"
 REQUIRES = {"cuda": True, "arch": "sm90+", "packages": ["torch"]}
-STEP_REQUIRES = {"fix_1": {"packages": ["torch", "flash_attn.cute"]}}
+STEP_REQUIRES = {"fix_1": {"packages": ["flash_attn.cute"]}}
 TIMEOUT = 600
 
 

@@ -1,14 +1,10 @@
 """A BlockMask on another device than q/k/v is refused."""
 
 from verification.cases._common import TOL, ref_attention
-from verification.cases.pytorch._sdpa import qkv
+from verification.cases.pytorch._sdpa import causal, qkv
 
 BACKEND = "flex-attention"
 REQUIRES = {"cuda": True, "packages": ["torch"]}
-
-
-def causal(b, h, q_idx, kv_idx):
-    return q_idx >= kv_idx
 
 
 def reproduce(ctx):

@@ -1,15 +1,11 @@
 """Compiled FlexAttention needs the BlockMask block size to be a multiple of the kernel tile."""
 
 from verification.cases._common import TOL, ref_attention
-from verification.cases.pytorch._sdpa import compiled_flex, qkv
+from verification.cases.pytorch._sdpa import causal, compiled_flex, qkv
 
 BACKEND = "flex-attention"
 REQUIRES = {"cuda": True, "arch": "sm80+", "packages": ["torch"]}
 TIMEOUT = 600
-
-
-def causal(b, h, q_idx, kv_idx):
-    return q_idx >= kv_idx
 
 
 def reproduce(ctx):

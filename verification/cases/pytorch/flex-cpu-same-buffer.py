@@ -1,12 +1,11 @@
 """Compiled FlexAttention on CPU refuses q, k and v that are one buffer."""
 
 from verification.cases._common import ref_attention
-from verification.cases.pytorch._sdpa import compiled_flex
+from verification.cases.pytorch._sdpa import FP32, compiled_flex
 
 BACKEND = "flex-attention"
 REQUIRES = {"packages": ["torch"], "cpu": True}
 TIMEOUT = 600
-FP32 = {"atol": 1e-4, "rtol": 1e-4}
 
 
 def reproduce(ctx):

@@ -1,11 +1,10 @@
 """FlexAttention needs enable_gqa=True when query and key/value head counts differ."""
 
 from verification.cases._common import ref_attention
-from verification.cases.pytorch._sdpa import qkv
+from verification.cases.pytorch._sdpa import FP32, qkv
 
 BACKEND = "flex-attention"
 REQUIRES = {"packages": ["torch"], "cpu": True}
-FP32 = {"atol": 1e-4, "rtol": 1e-4}
 
 
 def reproduce(ctx):

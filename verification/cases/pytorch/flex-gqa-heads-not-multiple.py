@@ -1,11 +1,10 @@
 """enable_gqa needs query heads to be a multiple of KV heads; (B, L, H, D) tensors break it."""
 
 from verification.cases._common import ref_attention
-from verification.cases.pytorch._sdpa import qkv
+from verification.cases.pytorch._sdpa import FP32, qkv
 
 BACKEND = "flex-attention"
 REQUIRES = {"packages": ["torch"], "cpu": True}
-FP32 = {"atol": 1e-4, "rtol": 1e-4}
 
 
 def _blhd(ctx):

@@ -5,7 +5,7 @@ from verification.cases.pytorch._sdpa import compiled_flex, qkv
 
 BACKEND = "flex-attention"
 REQUIRES = {"packages": ["torch"], "cpu": True}
-STEP_REQUIRES = {"fix_1": {"cuda": True, "arch": "sm90+", "packages": ["torch", "flash_attn.cute"]}}
+STEP_REQUIRES = {"fix_1": {"cuda": True, "arch": "sm90+", "packages": ["flash_attn.cute"]}}
 TIMEOUT = 600
 
 

@@ -1,11 +1,10 @@
 """The math kernel refuses an explicit attn_mask together with is_causal=True."""
 
 from verification.cases._common import ref_attention
-from verification.cases.pytorch._sdpa import in_backends, qkv, sdpa
+from verification.cases.pytorch._sdpa import FP32, in_backends, qkv, sdpa
 
 BACKEND = "sdpa"
 REQUIRES = {"packages": ["torch"]}  # runs on the CPU too
-FP32 = {"atol": 1e-4, "rtol": 1e-4}
 
 
 def _inputs(ctx):

@@ -1,11 +1,10 @@
 """causal_lower_right(L, S) with L > S warns that rows will be NaN."""
 
 from verification.cases._common import ref_attention
-from verification.cases.pytorch._sdpa import qkv, sdpa
+from verification.cases.pytorch._sdpa import FP32, qkv, sdpa
 
 BACKEND = "sdpa"
 REQUIRES = {"packages": ["torch"]}
-FP32 = {"atol": 1e-4, "rtol": 1e-4}
 
 
 def reproduce(ctx):

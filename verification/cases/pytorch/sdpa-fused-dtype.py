@@ -1,16 +1,14 @@
 """Flash SDPA takes fp16/bf16 only: float32 inputs are refused with the dtype list."""
 
 from verification.cases._common import TOL, ref_attention
-from verification.cases.pytorch._sdpa import in_backends, qkv, sdpa
+from verification.cases.pytorch._sdpa import fp32_flash, in_backends, qkv, sdpa
 
 BACKEND = "sdpa"
 REQUIRES = {"cuda": True, "arch": "sm80+", "packages": ["torch"]}
 
 
 def reproduce(ctx):
-    t = ctx.torch
-    q, k, v = qkv(ctx, dtype=t.float32)
-    ctx.expect_warning(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v)
+    fp32_flash(ctx, ctx.expect_warning)
 
 
 def fix_1(ctx):

@@ -1,23 +1,18 @@
 """When no allowed backend takes the call, SDPA explains why the memory-efficient kernel was skipped."""
 
 from verification.cases._common import TOL, ref_attention
-from verification.cases.pytorch._sdpa import in_backends, padding_mask, qkv, sdpa
+from verification.cases.pytorch._sdpa import in_backends, masked_flash, masked_with_efficient_matches, qkv, sdpa
 
 BACKEND = "sdpa"
 REQUIRES = {"cuda": True, "arch": "sm80+", "packages": ["torch"]}
 
 
-
 def reproduce(ctx):
-    q, k, v = qkv(ctx)
-    ctx.expect_warning(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v, attn_mask=padding_mask(ctx))
+    masked_flash(ctx, ctx.expect_warning)
 
 
 def fix_1(ctx):
-    q, k, v = qkv(ctx)
-    m = padding_mask(ctx)
-    out = ctx.call(in_backends, ["FLASH_ATTENTION", "EFFICIENT_ATTENTION"], sdpa, q, k, v, attn_mask=m)
-    ctx.close(out, ref_attention(q, k, v, layout="bhsd", mask=m), **TOL)
+    masked_with_efficient_matches(ctx)
 
 
 def fix_2(ctx):

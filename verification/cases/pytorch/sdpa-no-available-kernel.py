@@ -1,22 +1,18 @@
 """With math disabled and every allowed backend rejecting the call, SDPA raises 'No available kernel'."""
 
 from verification.cases._common import TOL, ref_attention
-from verification.cases.pytorch._sdpa import in_backends, padding_mask, qkv, sdpa
+from verification.cases.pytorch._sdpa import causal_flash_matches, in_backends, masked_flash, padding_mask, qkv, sdpa
 
 BACKEND = "sdpa"
 REQUIRES = {"cuda": True, "arch": "sm80+", "packages": ["torch"]}
 
 
-
 def reproduce(ctx):
-    q, k, v = qkv(ctx)
-    ctx.expect_error(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v, attn_mask=padding_mask(ctx))
+    masked_flash(ctx, ctx.expect_error)
 
 
 def fix_1(ctx):
-    q, k, v = qkv(ctx)
-    out = ctx.call(in_backends, ["FLASH_ATTENTION"], sdpa, q, k, v, is_causal=True)
-    ctx.close(out, ref_attention(q, k, v, layout="bhsd", causal=True, causal_align="top_left"), **TOL)
+    causal_flash_matches(ctx)
 
 
 def fix_2(ctx):

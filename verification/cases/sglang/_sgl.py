@@ -28,3 +28,12 @@ def kvcache_ref(q, k_cache, v_cache, seqlens):
     outs = [ref_attention(q[i:i + 1], k_cache[i:i + 1, :n], v_cache[i:i + 1, :n])
             for i, n in enumerate(seqlens.tolist())]
     return torch.cat(outs, 0)
+
+
+def kvcache_control(ctx, q, k_cache, v_cache, seqlens):
+    """The wrapper's flash_attn_with_kvcache without the refused arguments (one split) runs and
+    matches the reference over each sequence's cached tokens."""
+    from verification.cases._common import TOL, first
+
+    out = first(ctx.call(wrapper().flash_attn_with_kvcache, q, k_cache, v_cache, cache_seqlens=seqlens, num_splits=1))
+    ctx.close(out, kvcache_ref(q, k_cache, v_cache, seqlens), **TOL)

@@ -8,7 +8,7 @@ from verification.cases.sglang._server import FA_BACKEND, fa_backend
 BACKEND = "sglang-server"
 REQUIRES = {"packages": ["sglang.srt.layers.attention.flashattention_backend"]}
 # The page-size-1 builder runs a Triton kernel.
-STEP_REQUIRES = {"fix_1": {"cuda": True, "packages": ["sglang.srt.layers.attention.flashattention_backend"]}}
+STEP_REQUIRES = {"fix_1": {"cuda": True}}
 DRAFT = 2  # --speculative-num-draft-tokens
 
 

@@ -4,7 +4,7 @@ from verification.cases._common import TOL, cu_seqlens, first, randn, ref_attent
 
 BACKEND = "sglang-server"
 REQUIRES = {"packages": ["sglang.kernels.ops.attention.flash_attention"]}
-STEP_REQUIRES = {"fix_1": {"cuda": True, "arch": "sm90+", "packages": ["sglang.kernels.ops.attention.flash_attention", "sglang.kernels.ops.attention.flash_attn.cute"]}}
+STEP_REQUIRES = {"fix_1": {"cuda": True, "arch": "sm90+", "packages": ["sglang.kernels.ops.attention.flash_attn.cute"]}}
 TIMEOUT = 600
 S, H, D = 128, 4, 128
 IMAGE = (32, 63)  # one image: these query rows also see each other's keys

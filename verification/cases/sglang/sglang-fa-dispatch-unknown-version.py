@@ -5,8 +5,7 @@ from verification.cases.sglang._sgl import kvcache_inputs, kvcache_ref
 
 BACKEND = "sglang-server"
 REQUIRES = {"packages": ["sglang.kernels.ops.attention.flash_attention"]}
-STEP_REQUIRES = {"fix_1": {"cuda": True, "arch": "sm90+",
-                           "packages": ["sglang.kernels.ops.attention.flash_attention", "sglang.kernels.ops.attention.flash_attn.cute"]}}
+STEP_REQUIRES = {"fix_1": {"cuda": True, "arch": "sm90+", "packages": ["sglang.kernels.ops.attention.flash_attn.cute"]}}
 TIMEOUT = 600
 
 

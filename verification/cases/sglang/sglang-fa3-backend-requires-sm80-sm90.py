@@ -6,7 +6,7 @@ BACKEND = "sglang-server"
 # The check reads the GPU's compute capability: the refusal is only observable off Hopper, the
 # acceptance (control) only on it.
 REQUIRES = {"cuda": True, "arch": ["sm75-sm89", "sm100+"], "packages": ["sglang.srt.layers.attention.attention_registry"]}
-STEP_REQUIRES = {"control": {"cuda": True, "arch": "sm90", "packages": ["sglang.srt.layers.attention.attention_registry"]}}
+STEP_REQUIRES = {"control": {"cuda": True, "arch": "sm90"}}
 
 
 def reproduce(ctx):

@@ -8,9 +8,7 @@ from verification.cases.sglang._sgl import WRAPPER, wrapper
 
 BACKEND = "sglang"
 REQUIRES = {"packages": ["torch", "sglang.kernels.ops.attention.flash_attention_v4"]}
-STEP_REQUIRES = {"control": {"cuda": True, "arch": "sm90+",
-                             "packages": ["sglang.kernels.ops.attention.flash_attention_v4",
-                                          "sglang.kernels.ops.attention.flash_attn.cute"]}}
+STEP_REQUIRES = {"control": {"cuda": True, "arch": "sm90+", "packages": ["sglang.kernels.ops.attention.flash_attn.cute"]}}
 TIMEOUT = 600
 
 

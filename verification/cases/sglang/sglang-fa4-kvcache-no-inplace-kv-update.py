@@ -1,13 +1,11 @@
 """SGLang's FA4 flash_attn_with_kvcache does not append new k/v to the cache."""
 
-from verification.cases._common import TOL, first, randn
-from verification.cases.sglang._sgl import kvcache_inputs, kvcache_ref, wrapper
+from verification.cases._common import randn
+from verification.cases.sglang._sgl import kvcache_control, kvcache_inputs, wrapper
 
 BACKEND = "sglang"
 REQUIRES = {"packages": ["torch", "sglang.kernels.ops.attention.flash_attention_v4"]}
-STEP_REQUIRES = {"control": {"cuda": True, "arch": "sm90+",
-                             "packages": ["sglang.kernels.ops.attention.flash_attention_v4",
-                                          "sglang.kernels.ops.attention.flash_attn.cute"]}}
+STEP_REQUIRES = {"control": {"cuda": True, "arch": "sm90+", "packages": ["sglang.kernels.ops.attention.flash_attn.cute"]}}
 TIMEOUT = 600
 
 
@@ -26,5 +24,4 @@ def control(ctx):
     vc[0, pos[0]] = v_new[0, 0]
     kc[1, pos[1]] = k_new[1, 0]
     vc[1, pos[1]] = v_new[1, 0]
-    out = first(ctx.call(wrapper().flash_attn_with_kvcache, q, kc, vc, cache_seqlens=lens, num_splits=1))
-    ctx.close(out, kvcache_ref(q, kc, vc, lens), **TOL)
+    kvcache_control(ctx, q, kc, vc, lens)

@@ -1,13 +1,10 @@
 """SGLang's FA4 flash_attn_with_kvcache has no rotary embedding: rotate q/k before the call."""
 
-from verification.cases._common import TOL, first
-from verification.cases.sglang._sgl import kvcache_inputs, kvcache_ref, wrapper
+from verification.cases.sglang._sgl import kvcache_control, kvcache_inputs, wrapper
 
 BACKEND = "sglang"
 REQUIRES = {"packages": ["torch", "sglang.kernels.ops.attention.flash_attention_v4"]}
-STEP_REQUIRES = {"control": {"cuda": True, "arch": "sm90+",
-                             "packages": ["sglang.kernels.ops.attention.flash_attention_v4",
-                                          "sglang.kernels.ops.attention.flash_attn.cute"]}}
+STEP_REQUIRES = {"control": {"cuda": True, "arch": "sm90+", "packages": ["sglang.kernels.ops.attention.flash_attn.cute"]}}
 TIMEOUT = 600
 
 
@@ -21,5 +18,4 @@ def reproduce(ctx):
 
 def control(ctx):
     q, kc, vc, lens = kvcache_inputs(ctx)
-    out = first(ctx.call(wrapper().flash_attn_with_kvcache, q, kc, vc, cache_seqlens=lens, num_splits=1))
-    ctx.close(out, kvcache_ref(q, kc, vc, lens), **TOL)
+    kvcache_control(ctx, q, kc, vc, lens)

@@ -6,7 +6,7 @@ from verification.cases.sglang._server import published
 BACKEND = "sglang-server"
 # The check asks the platform whether this is a Blackwell GPU (SM10x/11x/12x with CUDA 12.8+).
 REQUIRES = {"cuda": True, "arch": "sm100+", "packages": ["sglang.srt.layers.attention.vision", "sglang.srt.server_args"]}
-STEP_REQUIRES = {"control": {"cuda": True, "arch": "sm90", "packages": ["sglang.srt.layers.attention.vision", "sglang.srt.server_args"]}}
+STEP_REQUIRES = {"control": {"cuda": True, "arch": "sm90"}}
 
 
 def _vision_backend(passed_backend=None):
