@@ -292,3 +292,29 @@ def test_a_step_needs_its_files_packages_and_its_own(tmp_path):
     needs = {c.step: c.requires for c in spec.discover(tmp_path, records)}
     assert needs["reproduce"] == {"packages": ["torch"], "cpu": True}
     assert needs["control"] == {"packages": ["torch", "flash_attn.cute"], "cpu": True, "cuda": True, "arch": "sm90"}
+
+
+def test_a_stand_in_imports_but_calling_it_is_an_error_not_a_verdict():
+    import sys
+
+    from errkb.verify import standin
+    from errkb.verify.case import Context, Refuted
+
+    ctx = Context({"error_class": "ValueError", "template": "head size {n} is not supported", "kind": "error"},
+                  "reproduce")
+    with standin.standing_in(ctx, "errkb_fake_kernels.ops") as added:
+        assert added == ["errkb_fake_kernels", "errkb_fake_kernels.ops"]
+        from errkb_fake_kernels.ops import merge_state  # noqa: PLC0415 - the stand-in under test
+
+        assert standin.is_standin(sys.modules["errkb_fake_kernels"])
+        with pytest.raises(standin.StandInReached):
+            ctx.expect_error(merge_state, 1, 2)  # reaching compiled code propagates: an error
+
+        def checks(n):
+            raise ValueError(f"head size {n} is not supported")
+
+        ctx.expect_error(checks, 88)  # a check before any compiled call still counts
+        with pytest.raises(Refuted):
+            ctx.expect_error(lambda: None)
+    assert "errkb_fake_kernels" not in sys.modules
+    assert "errkb_fake_kernels" in " ".join(ctx.notes)
