@@ -49,6 +49,17 @@ class StandInModule(types.ModuleType):
         return _StandInCallable(f"{self.__name__}.{name}")
 
 
+def reached(exc: BaseException | None) -> bool:
+    """Whether the exception, or one it was raised from or during, is a stand-in being called."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, StandInReached):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def is_standin(module) -> bool:
     return bool(getattr(module, "__errkb_standin__", False))
 
