@@ -3,6 +3,7 @@
 # calls only while warm, ~30 s):
 #   call 1 (carry .gpu/a1):  mkdir -p /root/fa4site && xz -dc .gpu/a1/cu13-part1.tar.xz | tar -x -C /root/fa4site
 #   call 2 (carry .gpu/a2 .gpu/b .gpu/sgl .gpu/fi [.gpu/fa]):  ERRKB_COMMIT=<sha> bash verification/device/run.sh
+#           (carrying only .gpu/fi .gpu/fa runs just the FA2/FA3 cases: no call 1 needed)
 #   call 3 (carry .gpu/sglsrv .gpu/vllm):            ERRKB_COMMIT=<sha> bash verification/device/run.sh host
 # Call 2 runs every kernel backend as two shards at once (each with one worker per backend);
 # call 3 runs SGLang's server-level and vLLM's host-side checks with their whole Python trees on
@@ -26,8 +27,12 @@ if [ "${1:-}" = "host" ]; then
   grep -hv '^confirmed' "$OUT/p-sglang-server.txt" "$OUT/p-vllm.txt" | tail -40
   exit 0
 fi
-xz -dc .gpu/a2/cu13-part2.tar.xz | tar -x -C /root/fa4site
-source .gpu/b/device-install.sh b || exit 3
+kernels=0
+if [ -f .gpu/a2/cu13-part2.tar.xz ]; then  # the FA4 stack: without it, only the flash-attn runner runs
+  kernels=1
+  xz -dc .gpu/a2/cu13-part2.tar.xz | tar -x -C /root/fa4site
+  source .gpu/b/device-install.sh b || exit 3
+fi
 source verification/device/flashinfer-install.sh || exit 3
 source verification/device/flash-attn-install.sh || exit 3
 export PYTHONPATH="$PWD/.gpu/sgl:$PYTHONPATH"
@@ -37,7 +42,7 @@ if [ -d "$FASITE/flash_attn" ]; then  # FA2/FA3 in a runner of their own (see fl
      --timeout 240 --out "$OUT/r-flash-attn.jsonl" --log "$OUT/w-flash-attn.log" > "$OUT/p-flash-attn.txt" 2>&1
    echo "flash-attn rc=$? $(( $(date +%s) - start ))s" >> "$OUT/p-flash-attn.txt") &
 fi
-for i in 0 1; do
+for i in $( [ $kernels = 1 ] && echo 0 1); do
   (timeout "${LIMIT:-470}" python3 -m errkb.verify run "${backends[@]}" --shard $i/2 --jobs 4 --timeout 240 \
      --out "$OUT/r$i.jsonl" --log "$OUT/w$i.log" > "$OUT/p$i.txt" 2>&1
    echo "shard $i rc=$? $(( $(date +%s) - start ))s" >> "$OUT/p$i.txt") &
