@@ -26,7 +26,7 @@ def fix_1(ctx):
 
 def fix_2(ctx):
     # FA3's paged path with 16-token pages; a FA3 binary built without paged KV skips this step
-    out, ref = fa.fa3_call(ctx, _decode, ctx, fa.fa3().flash_attn_with_kvcache, 16, table_arg="page_table")
+    out, ref = fa.build_call(ctx, _decode, ctx, fa.fa3().flash_attn_with_kvcache, 16, table_arg="page_table")
     ctx.close(fa.first(out), ref, **fa.TOL)
 
 

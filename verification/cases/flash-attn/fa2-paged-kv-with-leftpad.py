@@ -35,7 +35,7 @@ def fix_2(ctx):
     # FA3 reads positions [leftpad, cache_seqlens) of each paged sequence; a FA3 binary built
     # without paged KV skips this step
     q, k_pages, v_pages, table, lens, pad, ks, vs = _inputs(ctx)
-    out = fa.fa3_call(ctx, fa.fa3().flash_attn_with_kvcache, q, k_pages, v_pages, cache_seqlens=lens,
+    out = fa.build_call(ctx, fa.fa3().flash_attn_with_kvcache, q, k_pages, v_pages, cache_seqlens=lens,
                       cache_leftpad=pad, page_table=table)
     ref = fa.kv_ref(q, [k[p:] for k, p in zip(ks, PAD)], [v[p:] for v, p in zip(vs, PAD)])
     ctx.close(fa.first(out), ref, **fa.TOL)
