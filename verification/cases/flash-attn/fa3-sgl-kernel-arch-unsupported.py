@@ -5,7 +5,7 @@ import traceback
 
 from errkb.verify.case import Refuted, attempt, match_message
 from verification.cases._common import TOL, first, qkv, ref_attention
-from verification.cases.sglang._sglk import WHEELS, kernel_package
+from verification.cases.sglang._sglk import each_wrapper
 
 # Runs in call 3's SGLang process, beside SGLang's tree and the kernel wheels' Python files.
 BACKEND = "sglang-server"
@@ -32,19 +32,15 @@ def reproduce(ctx):
     # ... and the varlen entry point of both kernel wheels. Their flash_attn.py needs the compiled
     # flash_ops to import; it is stood in for, and the gate is checked before anything calls it.
     args, kwargs = _varlen_args(ctx)
-    for wheel in WHEELS:
-        with kernel_package(ctx, wheel, standin=("flash_ops",)):
-            fa = importlib.import_module("sgl_kernel.flash_attn")
-            ctx.expect_error(fa.flash_attn_varlen_func, *args, **kwargs)
+    for _, fa in each_wrapper(ctx):
+        ctx.expect_error(fa.flash_attn_varlen_func, *args, **kwargs)
 
 
 def control(ctx):
     # On sm80-sm90 with torch built for CUDA 12.3+ both gates let the call through.
-    for wheel in WHEELS:
-        with kernel_package(ctx, wheel, standin=("flash_ops",)):
-            fa = importlib.import_module("sgl_kernel.flash_attn")
-            if not ctx.call(fa.is_fa3_supported):
-                raise Refuted(f"{wheel}: is_fa3_supported() is False on this GPU")
+    for wheel, fa in each_wrapper(ctx):
+        if not ctx.call(fa.is_fa3_supported):
+            raise Refuted(f"{wheel}: is_fa3_supported() is False on this GPU")
     v3 = importlib.import_module(V3)
     if not ctx.call(v3._is_fa3_supported.__wrapped__):
         raise Refuted("SGLang's _is_fa3_supported() is False on this GPU")

@@ -48,6 +48,46 @@ def _ours(name: str) -> bool:
     return name.split(".")[0] in _TOPS
 
 
+def flash_attn_module(ctx, wheel: str):
+    """`sgl_kernel.flash_attn` of `wheel` (call inside kernel_package). 0.3.21's module also imports
+    its bundled FA4 (flash_attn_origin) and tolerates only an ImportError there; against a CuTe DSL
+    other than the one that FA4 copy was written for it fails otherwise (e.g. an AttributeError on
+    CuTe DSL 4.8.1) and takes the whole module down. That is a mismatch of this machine's packages,
+    not the claim, so the step is skipped with the reason."""
+    try:
+        return importlib.import_module("sgl_kernel.flash_attn")
+    except ImportError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - looked at below
+        import traceback
+
+        if any(part in f.filename for f in traceback.extract_tb(exc.__traceback__)
+               for part in ("_fa4_interface", "flash_attn_origin")):
+            ctx.skip(f"{wheel}'s sgl_kernel.flash_attn does not import here: its bundled FA4 fails against "
+                     f"this machine's CuTe DSL ({type(exc).__name__}: {str(exc)[:200]})")
+        raise
+
+
+def each_wrapper(ctx, standin: tuple[str, ...] = ("flash_ops",)):
+    """(wheel, its sgl_kernel.flash_attn) for each kernel wheel whose module loads here, inside
+    kernel_package; a wheel whose module does not load is noted, and if none loads the step is
+    skipped."""
+    from errkb.verify.case import Skip
+
+    loaded = 0
+    for wheel in WHEELS:
+        with kernel_package(ctx, wheel, standin=standin):
+            try:
+                module = flash_attn_module(ctx, wheel)
+            except Skip as why:
+                ctx.note(str(why))
+                continue
+            loaded += 1
+            yield wheel, module
+    if not loaded:
+        ctx.skip("no kernel wheel's sgl_kernel.flash_attn loads here")
+
+
 @contextmanager
 def kernel_package(ctx, wheel: str, standin: tuple[str, ...] = ()):
     """`sgl_kernel` as `wheel` ships it, without its compiled modules (see the module docstring),

@@ -3,7 +3,7 @@
 import importlib
 
 from verification.cases._common import TOL, first, randn, ref_attention
-from verification.cases.sglang._sglk import kernel_package
+from verification.cases.sglang._sglk import flash_attn_module, kernel_package
 
 # Runs in call 3's SGLang process, with the kernel wheels' Python files and (from call 2) the
 # CuTe DSL that 0.3.21's bundled FA4 interface imports.
@@ -18,7 +18,7 @@ def _wrapper(ctx):
     """sgl-kernel 0.3.21's flash_attn module (inside kernel_package), with flash_ops (its compiled
     FA3, not used by the ver=4 branch) stood in for. Skips when the FA4 interface did not import:
     then the branch stops at its 'FA4 is not available' assertion, before the descale check."""
-    fa = importlib.import_module("sgl_kernel.flash_attn")
+    fa = flash_attn_module(ctx, WHEEL)
     if fa.flash_attn_varlen_func_v4 is None:
         try:
             importlib.import_module("sgl_kernel._fa4_interface")
