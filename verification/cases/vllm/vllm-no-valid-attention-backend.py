@@ -1,6 +1,6 @@
 """Auto-selection where every backend on the GPU's list objects: 'No valid attention backend found ...'."""
 
-from verification.cases.vllm._vllm import select_backend
+from verification.cases.vllm._vllm_cuda import select_backend
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq", "xgrammar", "llguidance", "fastapi", "partial_json_parser", "cachetools"], "cuda": True, "arch": "sm90"}

@@ -1,8 +1,8 @@
 """MLA prefill auto-selection where every candidate objects: 'No valid MLA prefill backend found with ...'."""
 
 from errkb.verify.case import Refuted
-from verification.cases.vllm._vllm import (DEEPSEEK_V3, mla_prefill_backend, on_cuda, require_fa_extensions,
-                                           selector_config)
+from verification.cases.vllm._vllm_cuda import (DEEPSEEK_V3, mla_prefill_backend, on_cuda, require_fa_extensions,
+                                                selector_config)
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq", "xgrammar", "llguidance", "fastapi", "partial_json_parser", "cachetools", "flashinfer"], "cuda": True, "arch": "sm90"}

@@ -1,7 +1,7 @@
 """A forced backend without a kernel for the layer's head size: 'Selected backend ... Reason: [... 'head_size not supported' ...]'."""
 
 from errkb.verify.case import Refuted
-from verification.cases.vllm._vllm import require_fa_extensions, select_backend, selected
+from verification.cases.vllm._vllm_cuda import require_fa_extensions, select_backend, selected
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq", "xgrammar", "llguidance", "fastapi", "partial_json_parser", "cachetools", "flashinfer"], "cuda": True, "arch": "sm90"}

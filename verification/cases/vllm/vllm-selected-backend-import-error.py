@@ -1,7 +1,7 @@
 """A forced backend whose module fails to import: 'Selected backend ... Reason: [ImportError: ...]'."""
 
 from errkb.verify.case import Refuted
-from verification.cases.vllm._vllm import select_backend, selected
+from verification.cases.vllm._vllm_cuda import select_backend, selected
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq", "xgrammar", "llguidance", "fastapi", "partial_json_parser", "cachetools"], "cuda": True, "arch": "sm90"}

@@ -1,6 +1,6 @@
 """A forced backend that does not list the --kv-cache-dtype: 'Selected backend ... Reason: [... 'kv_cache_dtype not supported' ...]'."""
 
-from verification.cases.vllm._vllm import select_backend, selected
+from verification.cases.vllm._vllm_cuda import select_backend, selected
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq", "xgrammar", "llguidance", "fastapi", "partial_json_parser", "cachetools"], "cuda": True, "arch": "sm90"}

@@ -1,6 +1,6 @@
 """A non-MLA backend forced for an MLA layer: 'Selected backend ... Reason: [... 'MLA not supported' ...]'."""
 
-from verification.cases.vllm._vllm import require_fa_extensions, select_backend, selected
+from verification.cases.vllm._vllm_cuda import require_fa_extensions, select_backend, selected
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq", "xgrammar", "llguidance", "fastapi", "partial_json_parser", "cachetools"], "cuda": True, "arch": "sm90"}

@@ -1,7 +1,7 @@
 """A pinned MLA prefill backend whose checks fail: 'Selected MLA prefill backend ... is not valid ...'."""
 
 from errkb.verify.case import Refuted
-from verification.cases.vllm._vllm import mla_prefill_backend, require_fa_extensions
+from verification.cases.vllm._vllm_cuda import mla_prefill_backend, require_fa_extensions
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq", "xgrammar", "llguidance", "fastapi", "partial_json_parser", "cachetools"], "cuda": True, "arch": "sm90"}
