@@ -18,12 +18,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(start_timeout_s: float = 30.0, pids: list[int] | None = None) -> Iterator[str]:
+def serving(start_timeout_s: float = 30.0, pids: list[int] | None = None,
+            command: list[str] | None = None, env: dict | None = None) -> Iterator[str]:
     """Yield the base URL of a freshly started server; stop it afterwards. Its process id is
-    appended to `pids` when given (the API benchmark reads the server's CPU time)."""
+    appended to `pids` when given (the API benchmark reads the server's CPU time). `command` replaces
+    `errkb serve` (its port is appended as `--port N`), e.g. uvicorn with a benchmark's own app."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "errkb.cli", "serve", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = (command or [sys.executable, "-m", "errkb.cli", "serve"]) + ["--port", str(port)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     base = f"http://127.0.0.1:{port}"
     if pids is not None:
         pids.append(proc.pid)
