@@ -51,6 +51,16 @@ def placeholders(template: str) -> list[str]:
     return seen
 
 
+def placeholder_name(source: str) -> str:
+    """A readable placeholder name for the code that prints a value: `q.shape[-1]` -> `q_shape_1`."""
+    name = re.sub(r"_+", "_", re.sub(r"\W+", "_", source).strip("_").lower())
+    if not name:
+        return "value"
+    if name[0].isdigit():
+        name = "v_" + name
+    return name[:40].rstrip("_")
+
+
 def literal_text(template: str) -> str:
     """The template with its placeholders removed: what any instance surely contains."""
     return "".join(literal for literal, _ in parse(template))

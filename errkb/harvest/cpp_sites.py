@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from errkb.harvest.python_sites import RawSite
-from errkb.templates import escape
+from errkb.templates import escape, placeholder_name as name_for_source
 
 CHECK_CLASSES = {
     "TORCH_CHECK": "RuntimeError",
@@ -80,8 +80,8 @@ def strip_comments(text: str) -> str:
     return "".join(out)
 
 
-def _balanced(text: str, start: int) -> int:
-    """Index just past the ')' matching the '(' at text[start], or -1."""
+def _outside_strings(text: str, start: int = 0):
+    """(index, char, bracket depth after it) for each character outside string and char literals."""
     depth, i, n = 0, start, len(text)
     while i < n:
         c = text[i]
@@ -95,33 +95,25 @@ def _balanced(text: str, start: int) -> int:
             depth += 1
         elif c in ")]}":
             depth -= 1
-            if depth == 0:
-                return i + 1
+        yield i, c, depth
         i += 1
+
+
+def _balanced(text: str, start: int) -> int:
+    """Index just past the ')' matching the '(' at text[start], or -1."""
+    for i, c, depth in _outside_strings(text, start):
+        if depth == 0 and c in ")]}":
+            return i + 1
     return -1
 
 
 def _split_top(text: str, sep: str) -> list[str]:
-    """Split on `sep` where it is not inside brackets, strings or templates' <...> is ignored."""
-    parts, depth, i, last, n = [], 0, 0, 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
+    """Split on `sep` where it is not inside brackets or strings (templates' <...> is ignored)."""
+    parts, last = [], 0
+    for i, c, depth in _outside_strings(text):
+        if depth == 0 and i >= last and c not in ")]}" and text.startswith(sep, i):
             parts.append(text[last:i])
-            i += len(sep)
-            last = i
-            continue
-        i += 1
+            last = i + len(sep)
     parts.append(text[last:])
     return [p.strip() for p in parts]
 
@@ -131,14 +123,7 @@ def _unescape(s: str) -> str:
 
 
 def _name_for(expr: str) -> str:
-    expr = re.sub(r"\bstd::to_string\((.*)\)$", r"\1", expr.strip())
-    name = re.sub(r"\W+", "_", expr).strip("_").lower()
-    name = re.sub(r"_+", "_", name)
-    if not name:
-        return "value"
-    if name[0].isdigit():
-        name = "v_" + name
-    return name[:40].rstrip("_")
+    return name_for_source(re.sub(r"\bstd::to_string\((.*)\)$", r"\1", expr.strip()))
 
 
 def _template(items: list[str]) -> str | None:

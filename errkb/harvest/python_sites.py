@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from errkb.templates import escape
+from errkb.templates import escape, placeholder_name as name_for_source
 
 LOG_LEVELS = {"error": "log-error", "exception": "log-error", "critical": "log-error",
               "fatal": "log-error", "warning": "log-warning", "warn": "log-warning",
@@ -33,15 +33,7 @@ class RawSite:
 
 def placeholder_name(expr: ast.AST) -> str:
     """A readable identifier for the value an expression prints: `q.shape[-1]` -> `q_shape_1`."""
-    text = ast.unparse(expr)
-    text = re.sub(r"^self\.", "", text)
-    name = re.sub(r"\W+", "_", text).strip("_").lower()
-    name = re.sub(r"_+", "_", name)
-    if not name:
-        return "value"
-    if name[0].isdigit():
-        name = "v_" + name
-    return name[:40].rstrip("_")
+    return name_for_source(re.sub(r"^self\.", "", ast.unparse(expr)))
 
 
 class _Message:
