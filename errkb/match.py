@@ -60,8 +60,13 @@ class Entry:
     words: set[str]
     sites: list[Site]
     record_ids: list[str]
-    needle: str = ""  # its longest run of literal text without blanks: a cheap first test
     _finder: templates.Finder | None = None
+
+    @cached_property
+    def pieces(self) -> tuple[str, ...]:
+        """Its literal text between blanks and placeholders, in order: every match holds each
+        piece exactly, one after the other, so a text missing that sequence needs no regex."""
+        return tuple(chunk for literal, _ in templates.parse(self.template) for chunk in literal.split())
 
     @property
     def finder(self) -> templates.Finder:
@@ -93,6 +98,18 @@ class Entry:
         for site in sorted(self.sites, key=lambda s: (s.package, s.path)):
             out.setdefault(site.package, site)
         return out
+
+
+def _in_order(pieces: tuple[str, ...], text: str) -> bool:
+    """Whether text holds every piece, each after the end of the one before (leftmost placement
+    is enough: if any placement exists, the leftmost one does)."""
+    pos = 0
+    for piece in pieces:
+        pos = text.find(piece, pos)
+        if pos < 0:
+            return False
+        pos += len(piece)
+    return True
 
 
 @dataclass
@@ -148,8 +165,7 @@ class MatchIndex:
     @staticmethod
     def _entry(template: str, sites: list[Site], record_ids: list[str]) -> Entry:
         literal = re.sub(r"\s+", " ", templates.literal_text(template)).strip()
-        needle = max((chunk for lit, _ in templates.parse(template) for chunk in lit.split()), key=len, default="")
-        return Entry(template, literal, literal_words(template), sites, record_ids, needle)
+        return Entry(template, literal, literal_words(template), sites, record_ids)
 
     # ------------------------------------------------------------ matching
 
@@ -232,7 +248,7 @@ class MatchIndex:
         return min(1.0, len(entry.literal) / 40)
 
     def _exact(self, entry: Entry, paste: Paste, prefilter: bool = True):
-        if len(entry.literal) < 8 or (prefilter and entry.needle not in paste.text):
+        if len(entry.literal) < 8 or (prefilter and not _in_order(entry.pieces, paste.text)):
             return None
         m = entry.finder.search(paste.text) if prefilter else entry.pattern.search(paste.text)
         if not m:
