@@ -60,3 +60,15 @@ def test_traceback_frames_break_ties_between_packages(index):
     hit = top(index, text)
     assert hit.packages[0] == "sglang"
     assert any("traceback frames point to sglang" in w for w in hit.why)
+
+
+def test_the_in_order_prefilter_keeps_every_real_match_and_drops_shuffled_words():
+    from errkb.match import Entry, _in_order
+
+    entry = Entry("head_dim {d} must be divisible by {n} on SM90", "", set(), [], [])
+    assert entry.pieces == ("head_dim", "must", "be", "divisible", "by", "on", "SM90")
+    # blanks drift (several spaces, a line break) and values sit between the pieces: still kept
+    assert _in_order(entry.pieces, "ERROR head_dim 100  must be\ndivisible by 8 on SM90 (rank 0)")
+    # every word present but in another order, or a piece missing: dropped before any regex
+    assert not _in_order(entry.pieces, "on SM90 head_dim must be divisible by 8")
+    assert not _in_order(entry.pieces, "head_dim 100 must be divisible by 8 on SM100")
