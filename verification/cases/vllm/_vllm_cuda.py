@@ -53,13 +53,15 @@ def cuda_platform_class(ctx):
 
 
 @contextmanager
-def on_cuda(ctx, capability=None, *, env=None, hf_config=None, **attention_config):
+def on_cuda(ctx, capability=None, *, env=None, hf_config=None, model_args=None, configs=None, **attention_config):
     """Make vLLM's own CUDA platform the platform every vLLM module sees, for one step.
 
     It reads the GPU's compute capability itself (NVML or torch.cuda). `capability=(major, minor)`
     replaces only that reading, for steps gated to that GPU. The current VllmConfig is vLLM's own
     VllmConfig with AttentionConfig(**attention_config) and, with `hf_config` (a checkpoint's
-    config.json as a dict), vLLM's ModelConfig of that checkpoint; `env` sets VLLM_* variables.
+    config.json as a dict), vLLM's ModelConfig of that checkpoint (`model_args`: further ModelConfig
+    fields, e.g. disable_sliding_window); `configs` gives further VllmConfig fields (cache_config,
+    scheduler_config, ...); `env` sets VLLM_* variables.
     Afterwards every module bound to it is bound to the pinned platform again."""
     import sys
 
@@ -73,7 +75,7 @@ def on_cuda(ctx, capability=None, *, env=None, hf_config=None, **attention_confi
     model = {}
     if hf_config is not None:
         with mock.patch.dict(os.environ, env or {}):
-            model["model_config"] = model_config(hf_config)
+            model["model_config"] = model_config(hf_config, **(model_args or {}))
     if not _CUDA:
         _CUDA.append(CudaPlatform())
     cuda = _CUDA[0]
@@ -96,7 +98,7 @@ def on_cuda(ctx, capability=None, *, env=None, hf_config=None, **attention_confi
     try:
         rebind(pinned, cuda)
         _forget_process_state()
-        config = VllmConfig(attention_config=AttentionConfig(**attention_config), **model)
+        config = VllmConfig(attention_config=AttentionConfig(**attention_config), **model, **(configs or {}))
         with set_current_vllm_config(config):
             yield CudaPlatform
     finally:
@@ -121,7 +123,7 @@ def _forget_process_state():
         prefill._auto_select_mla_prefill_backend.cache_clear()
 
 
-def model_config(hf_config: dict, dtype="bfloat16"):
+def model_config(hf_config: dict, dtype="bfloat16", **fields):
     """vLLM's ModelConfig for a local checkpoint directory holding only `hf_config` as its
     config.json (no weights, no tokenizer): what `vllm serve DIR --dtype DTYPE` resolves.
 
@@ -144,7 +146,7 @@ def model_config(hf_config: dict, dtype="bfloat16"):
     with open(os.path.join(path, "config.json"), "w") as f:
         json.dump(hf_config, f)
     with mock.patch.dict(os.environ, {"VLLM_TARGET_DEVICE": "cpu"}):
-        return ModelConfig(model=path, skip_tokenizer_init=True, dtype=dtype)
+        return ModelConfig(model=path, skip_tokenizer_init=True, dtype=dtype, **fields)
 
 
 # A DeepSeek-V3-shaped checkpoint config, shrunk to one layer: its MLA layout (qk_nope 128,
