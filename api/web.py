@@ -32,6 +32,10 @@ def _list(items: list[str]) -> str:
     return "<ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>" if items else ""
 
 
+# The libraries a verification run names on a record page (a reduced build says so in its version).
+SHOWN_LIBRARIES = ("flash-attn", "flash-attn-3", "flash-attn-4", "sglang", "flashinfer-python", "vllm")
+
+
 def render_record(d: RecordDetail) -> str:
     parts = [f'<article class="record" id="{escape(d.id)}">',
              f"<h1>{escape(d.title)}</h1>",
@@ -56,7 +60,7 @@ def render_record(d: RecordDetail) -> str:
     if not d.verified_in:
         parts.append(f"<p>Not run on a GPU yet ({escape(d.verification.status)}).</p>")
     for run in d.verified_in:
-        libs = ", ".join(f"{k} {v}" for k, v in sorted(run.libraries.items()) if k in ("flash-attn-4", "sglang", "flashinfer-python", "vllm"))
+        libs = ", ".join(f"{k} {v}" for k, v in sorted(run.libraries.items()) if k in SHOWN_LIBRARIES)
         env = f"{run.gpu} (compute capability {run.compute_capability}, torch {run.torch}{', ' + libs if libs else ''})"
         parts.append(f'<p class="verified">Ran on {escape(env)}:</p><ul>' + "".join(
             f'<li><code>{escape(case)}</code> <span class="badge status-{escape(status)}">{escape(status)}</span></li>'
