@@ -169,17 +169,71 @@ def selector_config(head_size=128, dtype="bfloat16", kv_cache_dtype="auto", bloc
                                    kv_cache_dtype=kv_cache_dtype, block_size=block_size, **flags)
 
 
+def _backend_path(ctx, CudaPlatform, backend, layer):
+    from vllm.v1.attention.backends.registry import AttentionBackendEnum
+
+    forced = AttentionBackendEnum[backend] if backend else None
+    path = CudaPlatform.get_attn_backend_cls(forced, selector_config(**layer))
+    ctx.note(f"selected {path} on capability {CudaPlatform.get_device_capability()}")
+    return path
+
+
 def select_backend(ctx, backend=None, *, capability=None, env=None, attention=None, **layer):
     """A call of CudaPlatform.get_attn_backend_cls for a forced `backend` (an AttentionBackendEnum
     name, parsed as --attention-backend parses it) or None for auto-selection; returns the class path."""
     def run():
         with on_cuda(ctx, capability, env=env, **(attention or {})) as CudaPlatform:
-            from vllm.v1.attention.backends.registry import AttentionBackendEnum
+            return _backend_path(ctx, CudaPlatform, backend, layer)
+    return run
 
-            forced = AttentionBackendEnum[backend] if backend else None
-            path = CudaPlatform.get_attn_backend_cls(forced, selector_config(**layer))
-            ctx.note(f"selected {path} on capability {CudaPlatform.get_device_capability()}")
-            return path
+
+def backend_impl(ctx, backend, impl_args, *, capability=None, env=None, attention=None, **layer):
+    """The forced `backend`, selected for the layer by CudaPlatform.get_attn_backend_cls, then its
+    impl class made as vLLM's Attention/MLAAttention layers make it (selector.py resolves the class
+    path; the layer passes the --kv-cache-dtype and its own arguments `impl_args` to get_impl_cls()).
+    The impl's constructor runs its own platform checks; returns the impl."""
+    def run():
+        with on_cuda(ctx, capability, env=env, **(attention or {})) as CudaPlatform:
+            from vllm.utils.import_utils import resolve_obj_by_qualname
+
+            path = _backend_path(ctx, CudaPlatform, backend, layer)
+            selected(ctx, path, backend)
+            impl = resolve_obj_by_qualname(path).get_impl_cls()(
+                kv_cache_dtype=layer.get("kv_cache_dtype", "auto"), **impl_args)
+            ctx.note(f"{type(impl).__name__} built with kv_cache_dtype {impl.kv_cache_dtype}")
+            return impl
+    return run
+
+
+# A decoder layer's TritonAttentionImpl arguments (Llama-shaped: 8 query and 8 KV heads of 128).
+DECODER_IMPL = {"num_heads": 8, "head_size": 128, "scale": 128 ** -0.5, "num_kv_heads": 8,
+                "alibi_slopes": None, "sliding_window": None}
+
+
+def mla_impl_args(cfg=DEEPSEEK_V3):
+    """What MLAAttention passes an MLA impl for the checkpoint config `cfg` (one latent KV head of
+    kv_lora_rank + qk_rope_head_dim; the impl constructors only keep kv_b_proj, so none is made)."""
+    nope, rope = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"]
+    return {"num_heads": cfg["num_attention_heads"], "head_size": cfg["kv_lora_rank"] + rope,
+            "scale": (nope + rope) ** -0.5, "num_kv_heads": 1, "alibi_slopes": None, "sliding_window": None,
+            "logits_soft_cap": None, "attn_type": "decoder", "kv_sharing_target_layer_name": None,
+            "q_lora_rank": cfg["q_lora_rank"], "kv_lora_rank": cfg["kv_lora_rank"], "qk_nope_head_dim": nope,
+            "qk_rope_head_dim": rope, "qk_head_dim": nope + rope, "v_head_dim": cfg["v_head_dim"],
+            "kv_b_proj": None}
+
+
+def check_model_dtype(ctx, dtype, *, capability=None, hf_config=DEEPSEEK_V3):
+    """The GPU worker's dtype check at init (v1/worker/gpu_worker.py: current_platform
+    .check_if_supports_dtype on the ModelConfig's dtype), for `--dtype dtype` on checkpoint `hf_config`."""
+    def run():
+        with on_cuda(ctx, capability, hf_config=hf_config, model_args={"dtype": dtype}) as CudaPlatform:
+            import vllm.platforms
+            from vllm.config import get_current_vllm_config
+
+            resolved = get_current_vllm_config().model_config.dtype
+            vllm.platforms.current_platform.check_if_supports_dtype(resolved)
+            ctx.note(f"model dtype {resolved} accepted on capability {CudaPlatform.get_device_capability()}")
+            return resolved
     return run
 
 
