@@ -22,6 +22,7 @@ from errkb.model import Site
 from errkb.paste import Paste, parse
 
 MIN_SCORE = 0.75  # below this a candidate is noise, and "no match" is the honest answer
+MIN_EXACT_LITERAL = 8  # characters of literal text a template needs before an exact match counts
 MAX_CANDIDATES = 64
 FUZZY_MIN_RATIO = 88.0
 FUZZY_CANDIDATES = 12
@@ -29,6 +30,7 @@ FUZZY_MIN_COVERAGE = 0.7  # a reworded message still shares most of its words
 RECORD_BONUS = 0.02
 EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_TOKEN = re.compile(r"\w+")
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
 
 
@@ -36,19 +38,33 @@ def words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)} - _STOP
 
 
-def literal_words(template: str) -> set[str]:
-    """Words every instance of the template surely contains as whole words: a word that
-    touches a placeholder (`{name}_proj`) may be glued to the value, so it is left out."""
-    out: set[str] = set()
+def tokens(text: str) -> set[str]:
+    return set(_TOKEN.findall(text))
+
+
+def _whole_runs(template: str, run: re.Pattern[str]) -> list[str]:
+    """Runs of `run` in the template's literal text that every instance holds as they are:
+    a run touching a placeholder (`{name}_proj`) may be glued to the value, so it is left out."""
+    out: list[str] = []
     parts = templates.parse(template)
     for i, (literal, _field) in enumerate(parts):
         after_value = i > 0  # parse() puts a placeholder between consecutive parts
         before_value = parts[i][1] is not None
-        for m in _WORD.finditer(literal):
-            if (after_value and m.start() == 0) or (before_value and m.end() == len(literal)):
-                continue
-            out.add(m.group().lower())
-    return out - _STOP
+        for m in run.finditer(literal):
+            if not ((after_value and m.start() == 0) or (before_value and m.end() == len(literal))):
+                out.append(m.group())
+    return out
+
+
+def literal_words(template: str) -> set[str]:
+    """Lower-cased words every instance of the template contains (the fuzzy path's vocabulary)."""
+    return {w.lower() for w in _whole_runs(template, _WORD)} - _STOP
+
+
+def literal_tokens(template: str) -> set[str]:
+    """Runs of word characters every instance contains whole, case and all. The search pattern
+    bounds the template's ends with word boundaries, so each is a whole token of any match."""
+    return set(_whole_runs(template, _TOKEN))
 
 
 @dataclass
@@ -58,6 +74,7 @@ class Entry:
     template: str
     literal: str
     words: set[str]
+    tokens: set[str]
     sites: list[Site]
     record_ids: list[str]
     _finder: templates.Finder | None = None
@@ -112,6 +129,39 @@ def _in_order(pieces: tuple[str, ...], text: str) -> bool:
     return True
 
 
+class CoverIndex:
+    """Entries whose every literal token is in the paste: only these can match exactly.
+
+    Each entry is filed under its two rarest tokens, so the tokens of the paste open just the
+    entries holding both (set intersections, done in C) before any entry's full token set is
+    compared. Entries too short to match exactly, or without a word, are left out.
+    """
+
+    def __init__(self, entries: list[Entry]) -> None:
+        usable = [(i, e) for i, e in enumerate(entries) if len(e.literal) >= MIN_EXACT_LITERAL and e.words]
+        in_entries: dict[str, int] = defaultdict(int)
+        for _, entry in usable:
+            for token in entry.tokens:
+                in_entries[token] += 1
+        groups: dict[str, dict[str, list[tuple[set[str], int]]]] = {}
+        for i, entry in usable:
+            rarest = sorted(entry.tokens, key=lambda t: (in_entries[t], t))[:2]
+            groups.setdefault(rarest[0], {}).setdefault(rarest[-1], []).append((entry.tokens, i))
+        self.first_tokens = frozenset(groups)
+        self.groups = {first: (frozenset(by_second), {second: tuple(group) for second, group in by_second.items()})
+                       for first, by_second in groups.items()}
+
+    def covered(self, found: set[str]) -> list[int]:
+        """Positions of the covered entries, in the order of the entry list (most specific first)."""
+        hits: list[int] = []
+        for first in found & self.first_tokens:
+            seconds, by_second = self.groups[first]
+            for second in found & seconds:
+                hits += [i for entry_tokens, i in by_second[second] if entry_tokens <= found]
+        hits.sort()
+        return hits
+
+
 @dataclass
 class Match:
     id: str
@@ -139,21 +189,30 @@ class MatchIndex:
             by_template[site.template].append(site)
         # A record's own canonical template is searchable too, so records match even when
         # their wording is newer or older than every harvested site.
-        self.entries: list[Entry] = []
+        entries: list[Entry] = []
         for template, sites in by_template.items():
             record_ids = sorted({rid for s in sites for rid in linked.get(s.id, [])})
-            self.entries.append(self._entry(template, sites, record_ids))
+            entries.append(self._entry(template, sites, record_ids))
         for record in dataset.records:
             if record.template not in by_template:
                 sites = [dataset.sites[s] for s in record.sites if s in dataset.sites]
-                self.entries.append(self._entry(record.template, sites, [record.id]))
+                entries.append(self._entry(record.template, sites, [record.id]))
+        n = len(entries)
+        in_entries: dict[str, int] = defaultdict(int)
+        for entry in entries:
+            for w in entry.words:
+                in_entries[w] += 1
+        self.idf = {w: math.log(1 + n / count) for w, count in in_entries.items()}
+        # Entries are kept most specific (most literal weight) first, so an entry's position
+        # is its rank among candidates and sorting candidates needs no key.
+        weights = [sum(self.idf[w] for w in e.words) or 1.0 for e in entries]
+        order = sorted(range(n), key=lambda i: -weights[i])
+        self.entries = [entries[i] for i in order]
+        self.entry_weight = [weights[i] for i in order]
         self.postings: dict[str, list[int]] = defaultdict(list)
         for i, entry in enumerate(self.entries):
             for w in entry.words:
                 self.postings[w].append(i)
-        n = len(self.entries)
-        self.idf = {w: math.log(1 + n / len(ids)) for w, ids in self.postings.items()}
-        self.entry_weight = [sum(self.idf[w] for w in e.words) or 1.0 for e in self.entries]
         self.rare_limit = max(20, n // 400)
         # Every entry is also reachable through its rarest word, so one made only of
         # common words ("dq must have the same dtype as q") is still opened when present.
@@ -161,24 +220,14 @@ class MatchIndex:
         for i, entry in enumerate(self.entries):
             if entry.words:
                 self.anchors[min(entry.words, key=lambda w: (len(self.postings[w]), w))].append(i)
+        self.cover = CoverIndex(self.entries)
 
     @staticmethod
     def _entry(template: str, sites: list[Site], record_ids: list[str]) -> Entry:
         literal = re.sub(r"\s+", " ", templates.literal_text(template)).strip()
-        return Entry(template, literal, literal_words(template), sites, record_ids)
+        return Entry(template, literal, literal_words(template), literal_tokens(template), sites, record_ids)
 
     # ------------------------------------------------------------ matching
-
-    def covered(self, found: set[str]) -> list[int]:
-        """Entries whose every literal word is in the paste, most specific first.
-
-        Only these can match exactly, and each is reachable through its rarest word (its
-        anchor), so the words of the paste open them directly: a few dictionary lookups and
-        set comparisons, with no weights to add up.
-        """
-        hits = [i for w in found for i in self.anchors.get(w, ()) if self.entries[i].words <= found]
-        hits.sort(key=lambda i: (-self.entry_weight[i], i))
-        return hits[:MAX_CANDIDATES]
 
     def candidates(self, found: set[str]) -> list[tuple[int, float]]:
         """Entries whose literal words the paste mostly contains, best covered first (the
@@ -220,10 +269,11 @@ class MatchIndex:
         """Ranked matches for a paste. `exhaustive` runs every template's pattern in turn, with
         no candidate selection or prefilter (the naive baseline of the benchmark; same scoring)."""
         paste = parse(text)
-        found = words(paste.message_text)
+        message_text = paste.message_text
         hits = []
-        # An instance holds every literal word, so only fully covered entries can match exactly.
-        exact_candidates = range(len(self.entries)) if exhaustive else self.covered(found)
+        # An instance holds every literal token, so only fully covered entries can match exactly.
+        exact_candidates = (range(len(self.entries)) if exhaustive
+                            else self.cover.covered(tokens(message_text))[:MAX_CANDIDATES])
         for i in exact_candidates:
             if found_exact := self._exact(self.entries[i], paste, prefilter=not exhaustive):
                 hits.append((self.entries[i], *found_exact))
@@ -231,7 +281,8 @@ class MatchIndex:
         if not any(score >= 0.9 for _, score, *_ in hits):
             exact = {id(entry) for entry, *_ in hits}
             lines = paste.lines()[-200:]
-            fuzzy_candidates = [i for i, coverage in self.candidates(found) if coverage >= FUZZY_MIN_COVERAGE]
+            fuzzy_candidates = [i for i, coverage in self.candidates(words(message_text))
+                                if coverage >= FUZZY_MIN_COVERAGE]
             for i in fuzzy_candidates[:FUZZY_CANDIDATES]:
                 entry = self.entries[i]
                 if id(entry) not in exact and (found_fuzzy := self._fuzzy(entry, lines)):
@@ -248,7 +299,7 @@ class MatchIndex:
         return min(1.0, len(entry.literal) / 40)
 
     def _exact(self, entry: Entry, paste: Paste, prefilter: bool = True):
-        if len(entry.literal) < 8 or (prefilter and not _in_order(entry.pieces, paste.text)):
+        if len(entry.literal) < MIN_EXACT_LITERAL or (prefilter and not _in_order(entry.pieces, paste.text)):
             return None
         m = entry.finder.search(paste.text) if prefilter else entry.pattern.search(paste.text)
         if not m:

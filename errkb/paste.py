@@ -7,21 +7,25 @@ user's own text it matched.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+_BLANK = r"[^\S\n]"  # a blank that is not a line break: a prefix never runs into the next line
 # Prefixes loggers and launchers put before the message, stripped repeatedly from each line.
-_PREFIXES = [re.compile(p) for p in (
-    r"\(\w+ pid=\d+\)\s*",  # Ray / vLLM workers: (EngineCore_DP0 pid=1234)
-    r"\[rank\d+\]:\s*",  # torchrun: [rank3]:
-    r"(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL)\s+\d\d-\d\d\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w.-]+(?::\d+)?\]\s*",  # vLLM
-    r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\s+[\w ]+?)?\]\s*",  # SGLang: [2025-01-01 12:00:00 TP0]
-    r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\s*(?:[-|]\s*)?(?:(?:ERROR|WARNING|INFO|DEBUG)\s*(?:[-|:]\s*)?)?",
-    r"(?:ERROR|WARNING|CRITICAL)\s*[:|-]\s*",
-    r"\d+\s*\|\s*",  # docker compose: "12 | "
-)]
-# Any of them at the start of a line: most lines carry none, and one test settles that.
-_ANY_PREFIX = re.compile("|".join(f"(?:{p.pattern})" for p in _PREFIXES))
+_PREFIXES = (
+    rf"\(\w+ pid=\d+\){_BLANK}*",  # Ray / vLLM workers: (EngineCore_DP0 pid=1234)
+    rf"\[rank\d+\]:{_BLANK}*",  # torchrun: [rank3]:
+    rf"(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL){_BLANK}+\d\d-\d\d{_BLANK}+\d\d:\d\d:\d\d(?:\.\d+)?"
+    rf"{_BLANK}+\[?[\w.-]+(?::\d+)?\]{_BLANK}*",  # vLLM: ERROR 01-11 13:09:40 engine.py:366]
+    rf"\[\d{{4}}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:{_BLANK}+[\w ]+?)?\]{_BLANK}*",  # SGLang: [2025-01-01 12:00:00 TP0]
+    rf"\d{{4}}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?{_BLANK}*(?:[-|]{_BLANK}*)?"
+    rf"(?:(?:ERROR|WARNING|INFO|DEBUG){_BLANK}*(?:[-|:]{_BLANK}*)?)?",
+    rf"(?:ERROR|WARNING|CRITICAL){_BLANK}*[:|-]{_BLANK}*",
+    rf"\d+{_BLANK}*\|{_BLANK}*",  # docker compose: "12 | "
+)
+# The run of prefixes at the start of every line, found for the whole text in one pass.
+_PREFIX_RUN = re.compile("^(?:" + "|".join(f"(?:{p})" for p in _PREFIXES) + ")+", re.M)
 _INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG)\b")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _FRAME_AND_CODE = re.compile(r'^[ \t]*File "[^"\n]*", line \d+[^\n]*\n(?:[ \t]+[^\n]*\n)?', re.M)
@@ -35,11 +39,37 @@ _PACKAGE_HINTS = (
 )
 
 
+class OffsetMap:
+    """Where each character of a text with some spans cut out came from, kept as the start of
+    every run left whole (in the new text and in the old): a few numbers per cut rather than
+    one per character, since most pastes are matched without ever asking."""
+
+    def __init__(self) -> None:
+        self.new_starts = [0]
+        self.old_starts = [0]
+
+    def __getitem__(self, i: int) -> int:
+        k = bisect_right(self.new_starts, i) - 1
+        return self.old_starts[k] + i - self.new_starts[k]
+
+
+def _cut(text: str, spans: list[tuple[int, int]]) -> tuple[str, OffsetMap]:
+    """`text` without the given (start, end) spans, in order, and where each kept character came from."""
+    kept, where, pos = [], OffsetMap(), 0
+    for start, end in spans:
+        kept.append(text[pos:start])
+        where.new_starts.append(where.new_starts[-1] + start - where.old_starts[-1])
+        where.old_starts.append(end)
+        pos = end
+    kept.append(text[pos:])
+    return "".join(kept), where
+
+
 @dataclass
 class Paste:
     original: str
     text: str  # cleaned: no colours, no log prefixes, forward slashes
-    offsets: list[int]  # offsets[i] = index in `original` of text[i]
+    maps: tuple[OffsetMap, ...]  # cleaned text -> ... -> original, one map per cleaning step
     frames: list[tuple[str, int]] = field(default_factory=list)
     packages: set[str] = field(default_factory=set)
     info_lines: set[int] = field(default_factory=set)  # lines logged at INFO/DEBUG level
@@ -48,15 +78,22 @@ class Paste:
     def message_text(self) -> str:
         """The lines that can hold an error or warning message: not traceback frames or the
         source lines under them (those are evidence), not INFO/DEBUG log lines (noise)."""
-        kept = [line for i, line in enumerate(self.text.split("\n")) if i not in self.info_lines]
-        return _FRAME_AND_CODE.sub("", "\n".join(kept) + "\n")
+        text = self.text
+        if self.info_lines:
+            text = "\n".join(line for i, line in enumerate(text.split("\n")) if i not in self.info_lines)
+        return _FRAME_AND_CODE.sub("", text + "\n")
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original offsets of cleaned text[start:end]."""
-        if not self.offsets:
+        if not self.text:
             return (0, 0)
-        last = len(self.offsets) - 1
-        return (self.offsets[min(start, last)], self.offsets[min(max(end - 1, 0), last)] + 1)
+        last = len(self.text) - 1
+        return (self._original(min(start, last)), self._original(min(max(end - 1, 0), last)) + 1)
+
+    def _original(self, i: int) -> int:
+        for step in self.maps:
+            i = step[i]
+        return i
 
     def lines(self) -> list[tuple[int, str]]:
         """(offset in text, line) for every non-blank cleaned line."""
@@ -68,55 +105,29 @@ class Paste:
         return out
 
 
-def _strip_prefixes(line: str) -> int:
-    """How many leading characters of `line` are logging noise."""
-    if not _ANY_PREFIX.match(line):
-        return 0
-    pos = 0
-    changed = True
-    while changed:
-        changed = False
-        for pattern in _PREFIXES:
-            m = pattern.match(line, pos)
-            if m and m.end() > pos:
-                pos, changed = m.end(), True
-    return pos
-
-
 def parse(original: str) -> Paste:
-    # 1. drop ANSI sequences, remembering where every kept character came from
-    kept: list[str] = []
-    offsets: list[int] = []
-    pos = 0
-    for m in _ANSI.finditer(original):
-        kept.append(original[pos:m.start()])
-        offsets.extend(range(pos, m.start()))
-        pos = m.end()
-    kept.append(original[pos:])
-    offsets.extend(range(pos, len(original)))
-    plain = "".join(kept).replace("\r", " ").replace("\\", "/")
+    # 1. drop ANSI sequences (rare: most pastes skip this step)
+    if "\x1b" in original:
+        plain, without_ansi = _cut(original, [m.span() for m in _ANSI.finditer(original)])
+    else:
+        plain, without_ansi = original, OffsetMap()
+    plain = plain.replace("\r", " ").replace("\\", "/")
 
-    # 2. drop log prefixes line by line
-    text_parts: list[str] = []
-    text_offsets: list[int] = []
+    # 2. drop log prefixes, noting the lines logged at INFO/DEBUG level
+    prefixes = [m for m in _PREFIX_RUN.finditer(plain) if m.end() > m.start()]
+    text, without_prefixes = _cut(plain, [m.span() for m in prefixes])
     info_lines: set[int] = set()
-    start = 0
-    for number, line in enumerate(plain.split("\n")):
-        skip = _strip_prefixes(line)
-        if _INFO_LEVEL.search(line[:skip]):
-            info_lines.add(number)
-        text_parts.append(line[skip:])
-        text_offsets.extend(offsets[start + skip:start + len(line)])
-        if start + len(line) < len(offsets):
-            text_offsets.append(offsets[start + len(line)])  # the newline
-        start += len(line) + 1
-    text = "\n".join(text_parts)
-    text_offsets = text_offsets[:len(text)]
+    line, counted = 0, 0
+    for m in prefixes:
+        if _INFO_LEVEL.search(m.group()):
+            line += plain.count("\n", counted, m.start())
+            counted = m.start()
+            info_lines.add(line)
 
     frames = [(m.group(1), int(m.group(2))) for m in _FRAME.finditer(text)]
     frames += [(m.group(1), int(m.group(2))) for m in _CPP_FROM.finditer(text)]
     packages = {pkg for path, _ in frames if (pkg := _package_of(path))}
-    return Paste(original, text, text_offsets, frames, packages, info_lines)
+    return Paste(original, text, (without_prefixes, without_ansi), frames, packages, info_lines)
 
 
 def _package_of(path: str) -> str | None:

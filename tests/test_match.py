@@ -65,10 +65,41 @@ def test_traceback_frames_break_ties_between_packages(index):
 def test_the_in_order_prefilter_keeps_every_real_match_and_drops_shuffled_words():
     from errkb.match import Entry, _in_order
 
-    entry = Entry("head_dim {d} must be divisible by {n} on SM90", "", set(), [], [])
+    entry = Entry("head_dim {d} must be divisible by {n} on SM90", "", set(), set(), [], [])
     assert entry.pieces == ("head_dim", "must", "be", "divisible", "by", "on", "SM90")
     # blanks drift (several spaces, a line break) and values sit between the pieces: still kept
     assert _in_order(entry.pieces, "ERROR head_dim 100  must be\ndivisible by 8 on SM90 (rank 0)")
     # every word present but in another order, or a piece missing: dropped before any regex
     assert not _in_order(entry.pieces, "on SM90 head_dim must be divisible by 8")
     assert not _in_order(entry.pieces, "head_dim 100 must be divisible by 8 on SM100")
+
+
+def test_literal_tokens_keep_case_and_leave_out_tokens_glued_to_values():
+    from errkb.match import literal_tokens
+
+    assert literal_tokens("{name}_proj must be 2D, got {shape}") == {"must", "be", "2D", "got"}
+    assert literal_tokens("M must be 64, 128 or 256") == {"M", "must", "be", "64", "128", "or", "256"}
+
+
+def test_the_cover_index_opens_every_entry_a_real_instance_matches(index):
+    """The token prefilter may drop only what the search pattern would reject anyway: for a
+    sample of real templates, rendered with values inside a noisy paste, every entry whose
+    pattern matches the paste is among the covered candidates."""
+    import random
+
+    from errkb import templates
+    from errkb.match import MIN_EXACT_LITERAL, tokens
+    from errkb.paste import parse
+
+    rng = random.Random(11)
+    values = ["128", "torch.bfloat16", "(2, 4096, 32, 128)", "sm90", "cuda:0", "None", "q_proj", "x"]
+    usable = [i for i, e in enumerate(index.entries) if len(e.literal) >= MIN_EXACT_LITERAL and e.words]
+    checked = 0
+    for i in rng.sample(usable, 600):
+        entry = index.entries[i]
+        message = templates.render(entry.template, {k: rng.choice(values) for k in templates.placeholders(entry.template)})
+        paste = parse(f"INFO 11-29 10:23:39 [runner.py:12] warming up\n[rank1]: ValueError: {message}\n")
+        if entry.finder.search(paste.text):
+            checked += 1
+            assert i in index.cover.covered(tokens(paste.message_text)), entry.template
+    assert checked > 500  # the sample really exercised the prefilter
