@@ -8,9 +8,11 @@ text to a line of the paste (wording that drifted between versions).
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -31,6 +33,8 @@ RECORD_BONUS = 0.02
 EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _TOKEN = re.compile(r"\w+")
+_LEADING_WORD = re.compile(r"^\w+")
+_TRAILING_WORD = re.compile(r"\w+\Z")
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
 
 
@@ -42,29 +46,30 @@ def tokens(text: str) -> set[str]:
     return set(_TOKEN.findall(text))
 
 
-def _whole_runs(template: str, run: re.Pattern[str]) -> list[str]:
-    """Runs of `run` in the template's literal text that every instance holds as they are:
-    a run touching a placeholder (`{name}_proj`) may be glued to the value, so it is left out."""
-    out: list[str] = []
+def whole_text(template: str) -> str:
+    """The template's literal text with the word characters next to each placeholder cut off:
+    a value may be glued to them (`{name}_proj`), so only what is left is in every instance
+    as whole words. Placeholders become blanks."""
     parts = templates.parse(template)
-    for i, (literal, _field) in enumerate(parts):
-        after_value = i > 0  # parse() puts a placeholder between consecutive parts
-        before_value = parts[i][1] is not None
-        for m in run.finditer(literal):
-            if not ((after_value and m.start() == 0) or (before_value and m.end() == len(literal))):
-                out.append(m.group())
-    return out
+    out = []
+    for i, (literal, field) in enumerate(parts):
+        if i > 0:  # parse() puts a placeholder between consecutive parts
+            literal = _LEADING_WORD.sub("", literal)
+        if field is not None:
+            literal = _TRAILING_WORD.sub("", literal)
+        out.append(literal)
+    return " ".join(out)
 
 
 def literal_words(template: str) -> set[str]:
     """Lower-cased words every instance of the template contains (the fuzzy path's vocabulary)."""
-    return {w.lower() for w in _whole_runs(template, _WORD)} - _STOP
+    return words(whole_text(template))
 
 
 def literal_tokens(template: str) -> set[str]:
     """Runs of word characters every instance contains whole, case and all. The search pattern
     bounds the template's ends with word boundaries, so each is a whole token of any match."""
-    return set(_whole_runs(template, _TOKEN))
+    return tokens(whole_text(template))
 
 
 @dataclass
@@ -177,8 +182,25 @@ class Match:
     specificity: int = 0  # literal characters the template pins down; breaks score ties
 
 
+@contextmanager
+def _collector_paused():
+    """Building the index allocates many objects and no reference cycles, and the cyclic
+    collector would rescan all of them again and again (half the build time)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 class MatchIndex:
     def __init__(self, dataset: Dataset) -> None:
+        with _collector_paused():
+            self._build(dataset)
+
+    def _build(self, dataset: Dataset) -> None:
         self.dataset = dataset
         linked: dict[str, list[str]] = defaultdict(list)
         for record in dataset.records:
@@ -225,7 +247,8 @@ class MatchIndex:
     @staticmethod
     def _entry(template: str, sites: list[Site], record_ids: list[str]) -> Entry:
         literal = re.sub(r"\s+", " ", templates.literal_text(template)).strip()
-        return Entry(template, literal, literal_words(template), literal_tokens(template), sites, record_ids)
+        whole = whole_text(template)
+        return Entry(template, literal, words(whole), tokens(whole), sites, record_ids)
 
     # ------------------------------------------------------------ matching
 
