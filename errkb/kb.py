@@ -47,20 +47,20 @@ class KnowledgeBase:
         return len({(s.package, s.template) for s in self.dataset.sites.values()})
 
     @cached_property
-    def _json_cache(self) -> dict[str, str]:
+    def _json_cache(self) -> dict[str, bytes]:
         return {}
 
-    def record_json(self, record_id: str) -> str:
+    def record_json(self, record_id: str) -> bytes:
         """A record's detail serialised once: matches reuse it instead of re-serialising."""
         key = "record:" + record_id
         if key not in self._json_cache:
-            self._json_cache[key] = self.details[record_id].model_dump_json()
+            self._json_cache[key] = self.details[record_id].model_dump_json().encode()
         return self._json_cache[key]
 
-    def site_json(self, site_id: str) -> str:
+    def site_json(self, site_id: str) -> bytes:
         key = "site:" + site_id
         if key not in self._json_cache:
-            self._json_cache[key] = self.dataset.sites[site_id].model_dump_json()
+            self._json_cache[key] = self.dataset.sites[site_id].model_dump_json().encode()
         return self._json_cache[key]
 
     def etag(self, record_id: str) -> str:
