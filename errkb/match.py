@@ -100,18 +100,27 @@ class Entry:
     def pattern(self) -> re.Pattern[str]:
         return self.finder.pattern
 
-    @property
-    def packages(self) -> set[str]:
-        return set(self.versions_by_package)
+    @cached_property
+    def exact_score(self) -> float:
+        """An exact match's score: longer messages say more."""
+        return 0.7 + 0.3 * min(1.0, len(self.literal) / 40)
 
     @cached_property
-    def versions_by_package(self) -> dict[str, list[str]]:
+    def exact_why(self) -> str:
+        return f"exact match of the message template ({len(self.pattern.groupindex)} parameters)"
+
+    @cached_property
+    def packages(self) -> frozenset[str]:
+        return frozenset(self.versions_by_package)
+
+    @cached_property
+    def versions_by_package(self) -> dict[str, tuple[str, ...]]:
         """Versions that emit the template, per package (packages by name, sites by path)."""
         out: dict[str, list[str]] = {}
         for site in sorted(self.sites, key=lambda s: (s.package, s.path)):
             seen = out.setdefault(site.package, [])
             seen += [v for v in site.versions if v not in seen]
-        return out
+        return {package: tuple(versions) for package, versions in out.items()}
 
     @cached_property
     def first_site(self) -> dict[str, Site]:
@@ -167,7 +176,7 @@ class CoverIndex:
         return hits
 
 
-@dataclass
+@dataclass(slots=True)
 class Match:
     id: str
     kind: str  # "record" or "site"
@@ -177,7 +186,7 @@ class Match:
     params: dict[str, str]
     template: str
     packages: list[str]
-    versions: dict[str, list[str]]
+    versions: dict[str, tuple[str, ...]]
     why: list[str] = field(default_factory=list)
     specificity: int = 0  # literal characters the template pins down; breaks score ties
 
@@ -298,8 +307,10 @@ class MatchIndex:
         exact_candidates = (range(len(self.entries)) if exhaustive
                             else self.cover.covered(tokens(message_text))[:MAX_CANDIDATES])
         for i in exact_candidates:
-            if found_exact := self._exact(self.entries[i], paste, prefilter=not exhaustive):
-                hits.append((self.entries[i], *found_exact))
+            entry = self.entries[i]
+            if exhaustive or _in_order(entry.pieces, paste.text):
+                if found_exact := self._exact(entry, paste, exhaustive):
+                    hits.append((entry, *found_exact))
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if not any(score >= 0.9 for _, score, *_ in hits):
             exact = {id(entry) for entry, *_ in hits}
@@ -310,26 +321,22 @@ class MatchIndex:
                 entry = self.entries[i]
                 if id(entry) not in exact and (found_fuzzy := self._fuzzy(entry, lines)):
                     hits.append((entry, *found_fuzzy))
-        for entry, score, span, params, why in hits:
-            if entry.packages & paste.packages:
-                why.append("traceback frames point to " + ", ".join(sorted(entry.packages & paste.packages)))
-        hits = [(score + (EVIDENCE_BONUS if entry.packages & paste.packages else 0.0), entry, span, params, why)
-                for entry, score, span, params, why in hits]
+        if paste.packages:  # evidence from traceback frames
+            for entry, score, span, params, why in hits:
+                if pointed_to := entry.packages & paste.packages:
+                    why.append("traceback frames point to " + ", ".join(sorted(pointed_to)))
+            hits = [(entry, score + EVIDENCE_BONUS if entry.packages & paste.packages else score, span, params, why)
+                    for entry, score, span, params, why in hits]
         return self._rank(hits, paste, limit)
 
-    @staticmethod
-    def _informative(entry: Entry) -> float:
-        return min(1.0, len(entry.literal) / 40)
-
-    def _exact(self, entry: Entry, paste: Paste, prefilter: bool = True):
-        if len(entry.literal) < MIN_EXACT_LITERAL or (prefilter and not _in_order(entry.pieces, paste.text)):
+    def _exact(self, entry: Entry, paste: Paste, exhaustive: bool = False):
+        if len(entry.literal) < MIN_EXACT_LITERAL:
             return None
-        m = entry.finder.search(paste.text) if prefilter else entry.pattern.search(paste.text)
+        m = entry.pattern.search(paste.text) if exhaustive else entry.finder.search(paste.text)
         if not m:
             return None
         params = {k: v for k, v in m.groupdict().items() if v is not None}
-        why = [f"exact match of the message template ({len(entry.pattern.groupindex)} parameters)"]
-        return 0.7 + 0.3 * self._informative(entry), m.span(), params, why
+        return entry.exact_score, m.span(), params, [entry.exact_why]
 
     def _fuzzy(self, entry: Entry, lines: list[tuple[int, str]]):
         if len(entry.literal) < 20:
@@ -344,19 +351,20 @@ class MatchIndex:
                 best, best_line = ratio, (offset, line)
         if best_line is None:
             return None
-        score = 0.9 * best / 100 * (0.8 + 0.2 * self._informative(entry))
+        score = 0.9 * best / 100 * (0.8 + 0.2 * min(1.0, len(entry.literal) / 40))
         offset, line = best_line
         return score, (offset, offset + len(line)), {}, [f"fuzzy match: {best:.0f}% of the message text (wording differs)"]
 
     def _rank(self, hits, paste: Paste, limit: int) -> list[Match]:
         best: dict[str, Match] = {}
-        for score, entry, span, params, why in hits:
-            # Packages the traceback points to come first.
-            order = sorted(entry.versions_by_package, key=lambda pkg: pkg not in paste.packages)
-            versions = {pkg: list(entry.versions_by_package[pkg]) for pkg in order}  # copies: callers may edit
+        for entry, score, span, params, why in hits:
+            versions = entry.versions_by_package
+            if entry.packages & paste.packages:  # packages the traceback points to come first
+                versions = {pkg: versions[pkg] for pkg in sorted(versions, key=lambda pkg: pkg not in paste.packages)}
+            order = list(versions)
             orig = paste.span(*span)
             common = dict(span=orig, matched_text=paste.original[orig[0]:orig[1]], params=params,
-                          template=entry.template, packages=sorted(versions), versions=versions,
+                          template=entry.template, packages=sorted(order), versions=dict(versions),
                           specificity=len(entry.literal))
             if entry.record_ids:
                 for rid in entry.record_ids:

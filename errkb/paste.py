@@ -125,7 +125,8 @@ def parse(original: str) -> Paste:
             info_lines.add(line)
 
     frames = [(m.group(1), int(m.group(2))) for m in _FRAME.finditer(text)]
-    frames += [(m.group(1), int(m.group(2))) for m in _CPP_FROM.finditer(text)]
+    if "Exception raised from" in text:
+        frames += [(m.group(1), int(m.group(2))) for m in _CPP_FROM.finditer(text)]
     packages = {pkg for path, _ in frames if (pkg := _package_of(path))}
     return Paste(original, text, (without_prefixes, without_ansi), frames, packages, info_lines)
 
