@@ -356,25 +356,36 @@ class MatchIndex:
         return score, (offset, offset + len(line)), {}, [f"fuzzy match: {best:.0f}% of the message text (wording differs)"]
 
     def _rank(self, hits, paste: Paste, limit: int) -> list[Match]:
-        best: dict[str, Match] = {}
-        for entry, score, span, params, why in hits:
-            versions = entry.versions_by_package
-            if entry.packages & paste.packages:  # packages the traceback points to come first
-                versions = {pkg: versions[pkg] for pkg in sorted(versions, key=lambda pkg: pkg not in paste.packages)}
-            order = list(versions)
-            orig = paste.span(*span)
-            common = dict(span=orig, matched_text=paste.original[orig[0]:orig[1]], params=params,
-                          template=entry.template, packages=sorted(order), versions=dict(versions),
-                          specificity=len(entry.literal))
+        """The best hit for each record or site, best first; Match objects for the top only."""
+        best: dict[str, tuple] = {}
+        for hit in hits:
+            entry, score = hit[0], hit[1]
             if entry.record_ids:
-                for rid in entry.record_ids:
-                    m = Match(id=rid, kind="record", score=min(1.0, score + RECORD_BONUS), why=why, **common)
-                    if rid not in best or (best[rid].score, best[rid].specificity) < (m.score, m.specificity):
-                        best[rid] = m
-            elif order:
-                m = Match(id=entry.first_site[order[0]].id, kind="site", score=min(1.0, score), why=why, **common)
-                if m.id not in best or (best[m.id].score, best[m.id].specificity) < (m.score, m.specificity):
-                    best[m.id] = m
-        ranked = sorted((m for m in best.values() if m.score >= MIN_SCORE),
-                        key=lambda m: (-round(m.score, 3), -m.specificity, m.kind != "record", m.id))
-        return ranked[:limit]
+                ids, kind, score = entry.record_ids, "record", min(1.0, score + RECORD_BONUS)
+            elif entry.versions_by_package:
+                ids, kind, score = (entry.first_site[_packages_in_order(entry, paste)[0]].id,), "site", min(1.0, score)
+            else:
+                continue
+            specificity = len(entry.literal)
+            for match_id in ids:
+                held = best.get(match_id)
+                if held is None or (held[0], held[1]) < (score, specificity):
+                    best[match_id] = (score, specificity, kind, hit)
+        ranked = sorted((item for item in best.items() if item[1][0] >= MIN_SCORE),
+                        key=lambda item: (-round(item[1][0], 3), -item[1][1], item[1][2] != "record", item[0]))
+        return [self._match(match_id, kind, score, hit, paste) for match_id, (score, _, kind, hit) in ranked[:limit]]
+
+    @staticmethod
+    def _match(match_id: str, kind: str, score: float, hit: tuple, paste: Paste) -> Match:
+        entry, _, span, params, why = hit
+        versions = {pkg: entry.versions_by_package[pkg] for pkg in _packages_in_order(entry, paste)}
+        start, end = paste.span(*span)
+        return Match(match_id, kind, score, (start, end), paste.original[start:end], params, entry.template,
+                     sorted(versions), versions, why, len(entry.literal))
+
+
+def _packages_in_order(entry: Entry, paste: Paste) -> list[str]:
+    """The entry's packages, those the traceback points to first."""
+    if entry.packages & paste.packages:
+        return sorted(entry.versions_by_package, key=lambda pkg: pkg not in paste.packages)
+    return list(entry.versions_by_package)

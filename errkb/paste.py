@@ -28,7 +28,12 @@ _PREFIXES = (
 _PREFIX_RUN = re.compile("^(?:" + "|".join(f"(?:{p})" for p in _PREFIXES) + ")+", re.M)
 _INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG)\b")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-_FRAME_AND_CODE = re.compile(r'^[ \t]*File "[^"\n]*", line \d+[^\n]*\n(?:[ \t]+[^\n]*\n)?', re.M)
+# Lines that are never part of a message: traceback frames with the source line under them,
+# and the lines Python prints around tracebacks.
+_NOT_MESSAGE = re.compile(r'^[ \t]*(?:File "[^"\n]*", line \d+[^\n]*\n(?:[ \t]+[^\n]*\n)?'
+                          r"|(?:Traceback \(most recent call last\)"
+                          r"|During handling of the above exception, another exception occurred"
+                          r"|The above exception was the direct cause of the following exception):[ \t]*\n)", re.M)
 _CPP_FROM = re.compile(r"Exception raised from \S+ at ([^\s:]+):(\d+)")
 # Which package a file path in a traceback belongs to.
 # First hit wins, so vendored copies (sglang/.../flash_attn/cute) count for their vendor.
@@ -77,11 +82,12 @@ class Paste:
     @property
     def message_text(self) -> str:
         """The lines that can hold an error or warning message: not traceback frames or the
-        source lines under them (those are evidence), not INFO/DEBUG log lines (noise)."""
+        source lines under them (those are evidence), not the lines Python prints around a
+        traceback, not INFO/DEBUG log lines (noise)."""
         text = self.text
         if self.info_lines:
             text = "\n".join(line for i, line in enumerate(text.split("\n")) if i not in self.info_lines)
-        return _FRAME_AND_CODE.sub("", text + "\n")
+        return _NOT_MESSAGE.sub("", text + "\n")
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original offsets of cleaned text[start:end]."""

@@ -39,4 +39,5 @@ def test_info_lines_and_frames_are_not_message_text():
                   "WARNING 11-29 10:23:40 [config.py:88] Casting to bfloat16\n"
                   "ValueError: head_dim 300 too large")
     assert "Loading weights" not in paste.message_text and "run(q)" not in paste.message_text
+    assert "most recent call" not in paste.message_text
     assert "Casting to bfloat16" in paste.message_text and "head_dim 300" in paste.message_text
