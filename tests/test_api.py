@@ -39,6 +39,12 @@ def test_malformed_bodies_are_422_with_a_reason(client, body):
     assert resp.status_code == 422 and resp.json()["detail"].startswith("invalid request:")
 
 
+def test_match_reads_json_whatever_the_content_type(client):
+    resp = client.post("/v1/match", content=b'{"text": "AssertionError: SplitKV not supported on SM 9.0"}',
+                       headers={"content-type": "application/x-www-form-urlencoded"})
+    assert resp.status_code == 200 and "splitkv" in resp.json()["matches"][0]["id"]
+
+
 @pytest.mark.parametrize("text", ["", "\x00\x01\x02", "\ud800 lone surrogate", "{" * 5000, "\n" * 60000,
                                   "é" * 20000, "[rank0]: " * 3000, "File \"x\", line 1\n" * 2000])
 def test_odd_user_text_never_500s(client, text):
