@@ -1,9 +1,10 @@
 """Match pasted errors to records and sites.
 
-The index is built once: every distinct template becomes one entry, found through an
-inverted index of its literal words (weighted by rarity), then confirmed by its search
-pattern (exact, with parameter values) or, failing that, by fuzzy similarity of its literal
-text to a line of the paste (wording that drifted between versions).
+The index is built once: every distinct template becomes one entry. Entries whose every
+literal token is in the paste are confirmed by their search pattern (exact, with parameter
+values); failing that, entries found through an inverted index of their literal words
+(weighted by rarity) are confirmed by fuzzy similarity of their literal text to a line of the
+paste (wording that drifted between versions).
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ def tokens(text: str) -> set[str]:
 def whole_text(template: str) -> str:
     """The template's literal text with the word characters next to each placeholder cut off:
     a value may be glued to them (`{name}_proj`), so only what is left is in every instance
-    as whole words. Placeholders become blanks."""
+    as whole words. Placeholders become blanks. The search pattern bounds the template's ends
+    with word boundaries, so every token of this text is a whole token of any match."""
     parts = templates.parse(template)
     out = []
     for i, (literal, field) in enumerate(parts):
@@ -59,17 +61,6 @@ def whole_text(template: str) -> str:
             literal = _TRAILING_WORD.sub("", literal)
         out.append(literal)
     return " ".join(out)
-
-
-def literal_words(template: str) -> set[str]:
-    """Lower-cased words every instance of the template contains (the fuzzy path's vocabulary)."""
-    return words(whole_text(template))
-
-
-def literal_tokens(template: str) -> set[str]:
-    """Runs of word characters every instance contains whole, case and all. The search pattern
-    bounds the template's ends with word boundaries, so each is a whole token of any match."""
-    return tokens(whole_text(template))
 
 
 @dataclass

@@ -75,10 +75,10 @@ def test_the_in_order_prefilter_keeps_every_real_match_and_drops_shuffled_words(
 
 
 def test_literal_tokens_keep_case_and_leave_out_tokens_glued_to_values():
-    from errkb.match import literal_tokens
+    from errkb.match import tokens, whole_text
 
-    assert literal_tokens("{name}_proj must be 2D, got {shape}") == {"must", "be", "2D", "got"}
-    assert literal_tokens("M must be 64, 128 or 256") == {"M", "must", "be", "64", "128", "or", "256"}
+    assert tokens(whole_text("{name}_proj must be 2D, got {shape}")) == {"must", "be", "2D", "got"}
+    assert tokens(whole_text("M must be 64, 128 or 256")) == {"M", "must", "be", "64", "128", "or", "256"}
 
 
 def test_the_cover_index_opens_every_entry_a_real_instance_matches(index):
