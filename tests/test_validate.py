@@ -121,3 +121,18 @@ def test_derived_patterns_stay_fast_on_adversarial_input(dataset):
 def test_unparsable_record_is_reported_not_fatal(data_copy):
     _example_path(data_copy).write_text("{not json")
     assert "not JSON" in _errors(data_copy)
+
+
+def test_a_site_only_older_versions_have_is_history_unless_the_newest_has_none(data_copy):
+    from errkb.dataset import Dataset
+
+    ds = Dataset.load(data_copy)
+    record, old = next((r, d.sites_missing_in_newest) for r in ds.records
+                       if (d := ds.detail(r)).sites_missing_in_newest
+                       and len({ds.sites[s].package for s in r.sites}) == 1 and len(r.sites) > len(d.sites_missing_in_newest))
+    assert not any(w.startswith(f"{record.id}:") for w in validate(data_copy).warnings)
+    path = next(data_copy.glob(f"records/*/{record.id}.json"))
+    raw = json.loads(path.read_text())
+    raw["sites"] = old
+    path.write_text(json.dumps(raw))
+    assert any(w.startswith(f"{record.id}:") and "gone from" in w for w in validate(data_copy).warnings)
