@@ -55,6 +55,13 @@ class PackageConfig:
                 return dst + dist_path[len(src):]
         return dist_path
 
+    def dist_path(self, repo_path: str) -> str:
+        """The inverse of repo_path: where a repository file lands in the distribution."""
+        for src, dst in self.path_map:
+            if repo_path.startswith(dst):
+                return src + repo_path[len(dst):]
+        return repo_path
+
     def ref_for(self, version: str) -> str | None:
         return self.tag.format(version=version) if self.tag else None
 

@@ -91,3 +91,21 @@ def test_drift_names_added_removed_moved_and_reworded(toy_data):
 def test_drift_refuses_an_unharvested_version(toy_data):
     with pytest.raises(ValueError, match="2.0"):
         drift(store.read_sites(toy_data, "toy"), "1.0", "2.0")
+
+
+def test_a_git_checkout_is_scoped_and_named_like_the_distribution(toy_data, tmp_path):
+    """In the repository the package lives under src/ (path_map toy/ -> src/toy/): a git source
+    must still find its files in scope and give the same sites as the distribution did."""
+    import subprocess
+
+    repo = write_tree(tmp_path / "repo", {f"src/{rel}": text for rel, text in V2.items()})
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "v1.2"], check=True)
+    subprocess.run(git + ["tag", "v1.2"], check=True)
+    harvest("toy", "1.2", f"git:{repo}@v1.2", toy_data)
+    sites = {s.template: s for s in store.read_sites(toy_data, "toy")}
+    assert [(o.version, o.lines) for o in sites["head_dim {head_dim} is too large"].occurrences][-1] == ("1.2", [6])
+    assert "1.2" in sites["softcap is not supported"].versions
+    assert "from a test, out of scope" not in sites

@@ -34,6 +34,8 @@ class HarvestReport:
 def extract_sites(cfg: PackageConfig, source: str) -> tuple[list[python_sites.RawSite], dict[str, str], int]:
     """Raw sites of one source, with repo paths, the scoped files' text and the file count."""
     files = list(iter_source(source))
+    if source.startswith("git:"):  # a repository checkout: scope and name files as the distribution does
+        files = [(cfg.dist_path(path), text) for path, text in files]
     macros: dict[str, cpp_sites.Macro] = {}
     for path, text in files:
         if not path.endswith(".py") and "#define" in text:
