@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from errkb import templates
 from errkb.dataset import Dataset
@@ -235,7 +235,8 @@ class MatchIndex:
         for i, entry in enumerate(self.entries):
             for w in entry.words:
                 self.postings[w].append(i)
-        self.rare_limit = max(20, n // 400)
+        rare_limit = max(20, n // 400)
+        self.common_words = frozenset(w for w, ids in self.postings.items() if len(ids) > rare_limit)
         # Every entry is also reachable through its rarest word, so one made only of
         # common words ("dq must have the same dtype as q") is still opened when present.
         self.anchors: dict[str, list[int]] = defaultdict(list)
@@ -260,7 +261,7 @@ class MatchIndex:
         lists; a word in most templates says little, so its weight is added only to entries
         already opened (a set intersection) instead of walking its long posting list.
         """
-        common = {w for w in found if len(self.postings.get(w, ())) > self.rare_limit}
+        common = found & self.common_words
         gained: dict[int, float] = defaultdict(float)
         for w in found - common:
             weight = self.idf.get(w)
@@ -332,18 +333,18 @@ class MatchIndex:
     def _fuzzy(self, entry: Entry, lines: list[tuple[int, str]]):
         if len(entry.literal) < 20:
             return None  # too little text to trust a fuzzy match
-        best, best_line = 0.0, None
-        for offset, line in lines:
-            # partial_ratio forgives text around the message; token_set_ratio forgives
-            # reordered, inserted or renamed words (a message reworded between versions).
-            ratio = max(fuzz.partial_ratio(entry.literal, line, score_cutoff=FUZZY_MIN_RATIO),
-                        fuzz.token_set_ratio(entry.literal, line, score_cutoff=FUZZY_MIN_RATIO))
-            if ratio > best:
-                best, best_line = ratio, (offset, line)
-        if best_line is None:
+        # partial_ratio forgives text around the message; token_set_ratio forgives reordered,
+        # inserted or renamed words (a message reworded between versions). The best line is the
+        # first with the highest of the two; rapidfuzz prepares the literal once per scorer and
+        # scans the lines in C.
+        texts = [line for _, line in lines]
+        found = [hit for scorer in (fuzz.partial_ratio, fuzz.token_set_ratio)
+                 if (hit := process.extractOne(entry.literal, texts, scorer=scorer, score_cutoff=FUZZY_MIN_RATIO))]
+        if not found:
             return None
+        _, best, index = min(found, key=lambda hit: (-hit[1], hit[2]))
         score = 0.9 * best / 100 * (0.8 + 0.2 * min(1.0, len(entry.literal) / 40))
-        offset, line = best_line
+        offset, line = lines[index]
         return score, (offset, offset + len(line)), {}, [f"fuzzy match: {best:.0f}% of the message text (wording differs)"]
 
     def _rank(self, hits, paste: Paste, limit: int) -> list[Match]:
