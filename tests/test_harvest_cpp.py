@@ -5,6 +5,7 @@ from errkb.harvest.cpp_sites import collect_macros, extract
 HEADER = textwrap.dedent('''
     #define CHECK_SHAPE(x, ...) TORCH_CHECK(x.sizes() == torch::IntArrayRef({__VA_ARGS__}), #x " must have shape (" #__VA_ARGS__ ")")
     #define CHECK_DEVICE(x) TORCH_CHECK(x.is_cuda(), #x " must be on CUDA")
+    #define CHECK_EQ(a, b) TORCH_CHECK((a) == (b), "CHECK_EQ(" #a ", " #b ") failed. ", a, " vs ", b)
 ''')
 
 SOURCE = textwrap.dedent('''
@@ -27,6 +28,7 @@ SOURCE = textwrap.dedent('''
         throw std::invalid_argument("Unsupported layout " + std::to_string(page_size));
         TVM_FFI_THROW(ValueError) << "bad value " << page_size;
         TVM_FFI_THROW(NotImplementedError) << "not here";
+        CHECK_EQ(q.size(0), page_size);
     }
 ''')
 
@@ -70,3 +72,9 @@ def test_tvm_ffi_kinds_become_the_python_class_users_see():
     assert s[14].error_class == "RuntimeError"  # ICHECK's InternalError has no Python class of its own
     assert s[19].error_class == "ValueError"  # a registered kind keeps its name
     assert s[20].error_class == "RuntimeError"  # an unregistered one is raised as RuntimeError
+
+
+def test_a_macro_name_inside_a_message_is_not_a_call():
+    # FlashInfer's CHECK_EQ prints "CHECK_EQ(" itself: that text must not be expanded again.
+    found = [s for s in extract("csrc/api.cpp", SOURCE, collect_macros(HEADER)) if s.line == 21]
+    assert [s.template for s in found] == ["CHECK_EQ(q.size(0), page_size) failed. {q_size_0} vs {page_size}"]

@@ -99,6 +99,19 @@ def _outside_strings(text: str, start: int = 0):
         i += 1
 
 
+def _blank_strings(text: str) -> str:
+    """The text with the inside of every string and char literal blanked (same length), so a
+    name inside a message (the `"CHECK_EQ("` a CHECK_EQ macro prints) is never read as a call."""
+    out, pos = [], 0
+    for i, _c, _depth in _outside_strings(text):
+        if i > pos:
+            out.append(" " * (i - pos))
+        out.append(text[i])
+        pos = i + 1
+    out.append(" " * (len(text) - pos))
+    return "".join(out)
+
+
 def _balanced(text: str, start: int) -> int:
     """Index just past the ')' matching the '(' at text[start], or -1."""
     for i, c, depth in _outside_strings(text, start):
@@ -212,7 +225,8 @@ class _FileScan:
 
     def scan(self, text: str | None = None, line: int | None = None, depth: int = 0) -> None:
         src = self.text if text is None else text
-        for m in _CALL.finditer(src):
+        code = _blank_strings(src)
+        for m in _CALL.finditer(code):
             name = m.group(1)
             end = _balanced(src, m.end() - 1)
             if end < 0:
@@ -225,7 +239,7 @@ class _FileScan:
                 self._check(name, args, src, m.start(), line)
             elif STREAM_CHECKS.match(name) or name == "TVM_FFI_THROW":
                 self._stream(name, args, src, end, line, m.start())
-        for m in _THROW.finditer(src):
+        for m in _THROW.finditer(code):
             end = _balanced(src, m.end() - 1)
             if end < 0:
                 continue
