@@ -253,41 +253,43 @@ class MatchIndex:
 
     # ------------------------------------------------------------ matching
 
-    def candidates(self, found: set[str]) -> list[tuple[int, float]]:
-        """Entries whose literal words the paste mostly contains, best covered first (the
-        fuzzy path: wording that drifted shares most words, not all).
+    def candidates(self, found: set[str], min_coverage: float = 0.5) -> list[tuple[int, float]]:
+        """Entries whose literal words the paste mostly contains (at least `min_coverage` of
+        their weight), best covered first (the fuzzy path: wording that drifted shares most
+        words, not all).
 
         The paste's rarer words open candidates and add their weight through the posting
         lists; a word in most templates says little, so its weight is added only to entries
         already opened (a set intersection) instead of walking its long posting list.
         """
+        idf = self.idf
         common = found & self.common_words
         gained: dict[int, float] = defaultdict(float)
         for w in found - common:
-            weight = self.idf.get(w)
+            weight = idf.get(w)
             if weight is not None:
                 for i in self.postings[w]:
                     gained[i] += weight
         for w in common:
             for i in self.anchors.get(w, ()):
                 gained.setdefault(i, 0.0)
-        common_total = sum(self.idf[w] for w in common)
+        common_total = sum(map(idf.__getitem__, common))
         scored = []
         for i, g in gained.items():
             weight = self.entry_weight[i]
-            if (g + common_total) < 0.5 * weight:
-                continue  # cannot reach half coverage even with every common word
+            if (g + common_total) < min_coverage * weight:
+                continue  # cannot reach the coverage even with every common word
             entry_words = self.entries[i].words
             if entry_words <= found:  # every word present: no need to add them up
-                scored.append((i, 1.0, weight))
+                scored.append((-1.0, -weight, i))
                 continue
             if common:
-                g += sum(self.idf[w] for w in entry_words & common)
-            if g >= 0.5 * weight:
-                scored.append((i, g / weight, g))
+                g += sum(map(idf.__getitem__, entry_words & common))
+            if g >= min_coverage * weight:
+                scored.append((-g / weight, -g, i))
         # Fully covered and specific (much matched weight) first.
-        scored.sort(key=lambda x: (-x[1], -x[2], x[0]))
-        return [(i, coverage) for i, coverage, _ in scored[:MAX_CANDIDATES]]
+        scored.sort()
+        return [(i, -coverage) for coverage, _, i in scored[:MAX_CANDIDATES]]
 
     def match(self, text: str, limit: int = 5, exhaustive: bool = False) -> list[Match]:
         """Ranked matches for a paste. `exhaustive` runs every template's pattern in turn, with
@@ -307,11 +309,10 @@ class MatchIndex:
         if not any(score >= 0.9 for _, score, *_ in hits):
             exact = {id(entry) for entry, *_ in hits}
             lines = paste.lines()[-200:]
-            fuzzy_candidates = [i for i, coverage in self.candidates(words(message_text))
-                                if coverage >= FUZZY_MIN_COVERAGE]
-            for i in fuzzy_candidates[:FUZZY_CANDIDATES]:
+            texts = [line for _, line in lines]
+            for i, _ in self.candidates(words(message_text), FUZZY_MIN_COVERAGE)[:FUZZY_CANDIDATES]:
                 entry = self.entries[i]
-                if id(entry) not in exact and (found_fuzzy := self._fuzzy(entry, lines)):
+                if id(entry) not in exact and (found_fuzzy := self._fuzzy(entry, lines, texts)):
                     hits.append((entry, *found_fuzzy))
         if paste.packages:  # evidence from traceback frames
             for entry, score, span, params, why in hits:
@@ -330,14 +331,13 @@ class MatchIndex:
         params = {k: v for k, v in m.groupdict().items() if v is not None}
         return entry.exact_score, m.span(), params, [entry.exact_why]
 
-    def _fuzzy(self, entry: Entry, lines: list[tuple[int, str]]):
+    def _fuzzy(self, entry: Entry, lines: list[tuple[int, str]], texts: list[str]):
         if len(entry.literal) < 20:
             return None  # too little text to trust a fuzzy match
         # partial_ratio forgives text around the message; token_set_ratio forgives reordered,
         # inserted or renamed words (a message reworded between versions). The best line is the
         # first with the highest of the two; rapidfuzz prepares the literal once per scorer and
         # scans the lines in C.
-        texts = [line for _, line in lines]
         found = [hit for scorer in (fuzz.partial_ratio, fuzz.token_set_ratio)
                  if (hit := process.extractOne(entry.literal, texts, scorer=scorer, score_cutoff=FUZZY_MIN_RATIO))]
         if not found:
