@@ -29,6 +29,7 @@ SOURCE = textwrap.dedent('''
         TVM_FFI_THROW(ValueError) << "bad value " << page_size;
         TVM_FFI_THROW(NotImplementedError) << "not here";
         CHECK_EQ(q.size(0), page_size);
+        FLASHINFER_CHECK(strides[0] == 1);
     }
 ''')
 
@@ -78,3 +79,7 @@ def test_a_macro_name_inside_a_message_is_not_a_call():
     # FlashInfer's CHECK_EQ prints "CHECK_EQ(" itself: that text must not be expanded again.
     found = [s for s in extract("csrc/api.cpp", SOURCE, collect_macros(HEADER)) if s.line == 21]
     assert [s.template for s in found] == ["CHECK_EQ(q.size(0), page_size) failed. {q_size_0} vs {page_size}"]
+
+
+def test_flashinfer_check_without_message_prints_its_condition():
+    assert sites()[22].template == "Check failed: strides[0] == 1"

@@ -266,6 +266,9 @@ class _FileScan:
             cond = re.sub(r"\s+", " ", args[0])
             self._add(pos, line, "check", CHECK_CLASSES[name],
                       escape(f"Expected {cond} to be true, but got false."))
+        elif name == "FLASHINFER_CHECK" and args and args[0]:
+            # So does FlashInfer's variadic FLASHINFER_CHECK(cond) (include/flashinfer/exception.h).
+            self._add(pos, line, "check", CHECK_CLASSES[name], escape("Check failed: " + re.sub(r"\s+", " ", args[0])))
 
     def _stream(self, name: str, args: list[str], src: str, end: int, line: int | None, pos: int) -> None:
         rest = src[end:end + 4000]
