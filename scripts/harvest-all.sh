@@ -2,6 +2,7 @@
 # Re-harvest every package errkb covers from released upstream code.
 # Downloads go to $CACHE (default ../cache/dl); nothing downloaded is committed.
 #   scripts/harvest-all.sh            download what is missing, then harvest
+# Older releases (for the wording they printed then) come from git tags and PyPI sdists.
 # flash-attn (FA2 csrc/ + FA3 hopper/) is read from git tags of a Dao-AILab/flash-attention
 # clone at $FA_REPO, because its sdists do not ship hopper/.
 # PyTorch's C++ SDPA checks (aten/src/ATen/native/transformers) are harvested from a folder
@@ -9,6 +10,7 @@
 set -euo pipefail
 CACHE=${CACHE:-../cache/dl}
 FA_REPO=${FA_REPO:-../.mirror/Dao-AILab+flash-attention/repo}
+FI_REPO=${FI_REPO:-../.mirror/flashinfer-ai+flashinfer/repo}  # a flashinfer-ai/flashinfer clone
 ERRKB=${ERRKB:-.venv/bin/errkb}
 plat=(--only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_34_x86_64)
 
@@ -28,13 +30,31 @@ fetch_sdist() {  # package version folder: sdists straight from the index (no me
   ls "$dir"/*-"$ver".tar.gz
 }
 
+# FlashInfer 0.1.6's tag keeps its Python package under python/: lay it out as its wheel does.
+flashinfer_tag_as_wheel() {  # repo tag -> folder
+  local out=$CACHE/flashinfer-$2-wheel-layout
+  if [ ! -d "$out" ]; then
+    local tmp; tmp=$(mktemp -d)
+    git -C "$1" archive "$2" python/flashinfer python/csrc include | tar -x -C "$tmp"
+    mkdir -p "$out/flashinfer/data"
+    cp -r "$tmp/python/flashinfer/." "$out/flashinfer/"
+    cp -r "$tmp/python/csrc" "$out/flashinfer/data/csrc"
+    cp -r "$tmp/include" "$out/flashinfer/data/include"
+    rm -rf "$tmp"
+  fi
+  echo "$out"
+}
+
+[ -n "${ONLY:-}" ] || for v in 0.4.6.post5 0.4.9.post6 0.5.3; do $ERRKB harvest sglang $v "$(fetch_sdist sglang $v sglang)"; done
 [ -n "${ONLY:-}" ] || for v in 0.5.20 0.5.22 0.5.23; do $ERRKB harvest sglang $v "$(fetch_wheel sglang $v sglang "${plat[@]}")"; done
 for v in 0.4.8 0.4.9 0.4.10; do $ERRKB harvest sglang-kernel $v "$(fetch_wheel sglang-kernel $v sglang-kernel "${plat[@]}")"; done
 for v in 0.3.21; do $ERRKB harvest sgl-kernel $v "$(fetch_wheel sgl-kernel $v sgl-kernel "${plat[@]}")"; done
-for v in 2.8.0.post2 2.8.2 2.8.3; do $ERRKB harvest flash-attn $v "git:$FA_REPO@v$v"; done
+for v in 2.4.2 2.5.9.post1 2.6.3 2.7.4.post1 2.8.0.post2 2.8.2 2.8.3; do $ERRKB harvest flash-attn $v "git:$FA_REPO@v$v"; done
 for v in 4.0.0b20 4.0.0b30 4.0.0b36; do $ERRKB harvest flash-attn-4 $v "$(fetch_wheel flash-attn-4 $v flash-attn-4 --pre)"; done
+$ERRKB harvest flashinfer-python 0.1.6 "$(flashinfer_tag_as_wheel "$FI_REPO" v0.1.6)"
+for v in 0.2.0.post2 0.2.14.post1; do $ERRKB harvest flashinfer-python $v "git:$FI_REPO@v$v"; done
 for v in 0.6.16 0.7.0 0.7.4; do $ERRKB harvest flashinfer-python $v "$(fetch_wheel flashinfer-python $v flashinfer)"; done
-for v in 0.30.0 0.32.0 0.33.0; do $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done
+for v in 0.6.6.post1 0.8.5 0.10.2 0.30.0 0.32.0 0.33.0; do $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done
 for v in 2.9.1 2.10.0 2.11.0; do
   $ERRKB harvest torch $v "$(fetch_wheel torch $v torch --only-binary=:all: --platform macosx_11_0_arm64 --python-version 3.12)"
 done
