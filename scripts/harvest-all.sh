@@ -54,7 +54,7 @@ for v in 4.0.0b20 4.0.0b30 4.0.0b36; do $ERRKB harvest flash-attn-4 $v "$(fetch_
 $ERRKB harvest flashinfer-python 0.1.6 "$(flashinfer_tag_as_wheel "$FI_REPO" v0.1.6)"
 for v in 0.2.0.post2 0.2.14.post1; do $ERRKB harvest flashinfer-python $v "git:$FI_REPO@v$v"; done
 for v in 0.6.16 0.7.0 0.7.4; do $ERRKB harvest flashinfer-python $v "$(fetch_wheel flashinfer-python $v flashinfer)"; done
-for v in 0.6.6.post1 0.8.5 0.10.2 0.30.0 0.32.0 0.33.0; do $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done
+for v in 0.2.7 0.6.6.post1 0.8.5 0.10.2 0.30.0 0.32.0 0.33.0; do $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done
 for v in 2.9.1 2.10.0 2.11.0; do
   $ERRKB harvest torch $v "$(fetch_wheel torch $v torch --only-binary=:all: --platform macosx_11_0_arm64 --python-version 3.12)"
 done
