@@ -30,6 +30,8 @@ MAX_CANDIDATES = 64
 FUZZY_MIN_RATIO = 88.0
 FUZZY_CANDIDATES = 12
 FUZZY_MIN_COVERAGE = 0.7  # a reworded message still shares most of its words
+MIN_CASELESS_LITERAL = 30  # characters of literal text a match that ignores case needs
+CASELESS_PENALTY = 0.05  # its case was changed: a little less sure than an exact match
 RECORD_BONUS = 0.02
 EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -92,6 +94,11 @@ class Entry:
         return self.finder.pattern
 
     @cached_property
+    def caseless_pattern(self) -> re.Pattern[str]:
+        """The search pattern ignoring letter case (the last resort of a paste nothing matched)."""
+        return re.compile(self.pattern.pattern, re.IGNORECASE)
+
+    @cached_property
     def exact_score(self) -> float:
         """An exact match's score: longer messages say more."""
         return 0.7 + 0.3 * min(1.0, len(self.literal) / 40)
@@ -112,6 +119,19 @@ class Entry:
             seen = out.setdefault(site.package, [])
             seen += [v for v in site.versions if v not in seen]
         return {package: tuple(versions) for package, versions in out.items()}
+
+    @cached_property
+    def package_order(self) -> tuple[str, ...]:
+        return tuple(self.versions_by_package)
+
+    @cached_property
+    def sorted_packages(self) -> tuple[str, ...]:
+        return tuple(sorted(self.versions_by_package))
+
+    @cached_property
+    def specificity(self) -> int:
+        """Literal characters the template pins down: breaks ties between equal scores."""
+        return len(self.literal)
 
     @cached_property
     def first_site(self) -> dict[str, Site]:
@@ -314,13 +334,37 @@ class MatchIndex:
                 entry = self.entries[i]
                 if id(entry) not in exact and (found_fuzzy := self._fuzzy(entry, lines, texts)):
                     hits.append((entry, *found_fuzzy))
-        if paste.packages:  # evidence from traceback frames
-            for entry, score, span, params, why in hits:
-                if pointed_to := entry.packages & paste.packages:
-                    why.append("traceback frames point to " + ", ".join(sorted(pointed_to)))
-            hits = [(entry, score + EVIDENCE_BONUS if entry.packages & paste.packages else score, span, params, why)
-                    for entry, score, span, params, why in hits]
-        return self._rank(hits, paste, limit)
+        ranked = self._rank(self._with_evidence(hits, paste), paste, limit)
+        if ranked or exhaustive:
+            return ranked
+        # Nothing at all: the message may have been retyped or re-cased ("valueerror: bfloat16 ...").
+        return self._rank(self._with_evidence(self._ignoring_case(paste, message_text), paste), paste, limit)
+
+    @staticmethod
+    def _with_evidence(hits: list[tuple], paste: Paste) -> list[tuple]:
+        """Hits from a package that the traceback's frames point to score a little higher."""
+        if not paste.packages:
+            return hits
+        out = []
+        for entry, score, span, params, why in hits:
+            if pointed_to := entry.packages & paste.packages:
+                why.append("traceback frames point to " + ", ".join(sorted(pointed_to)))
+                score += EVIDENCE_BONUS
+            out.append((entry, score, span, params, why))
+        return out
+
+    def _ignoring_case(self, paste: Paste, message_text: str) -> list[tuple]:
+        """Exact matches that ignore letter case, for a paste nothing else matched. Candidates
+        hold every word of the paste's message text (words are kept in lower case), and only
+        long messages count, so a common short phrase in another case is not taken for an error."""
+        hits = []
+        for i, _ in self.candidates(words(message_text), 1.0)[:FUZZY_CANDIDATES]:
+            entry = self.entries[i]
+            if len(entry.literal) >= MIN_CASELESS_LITERAL and (m := entry.caseless_pattern.search(paste.text)):
+                params = {k: v for k, v in m.groupdict().items() if v is not None}
+                why = f"match of the message template ignoring letter case ({len(params)} parameters)"
+                hits.append((entry, entry.exact_score - CASELESS_PENALTY, m.span(), params, [why]))
+        return hits
 
     def _exact(self, entry: Entry, paste: Paste, exhaustive: bool = False):
         if len(entry.literal) < MIN_EXACT_LITERAL:
@@ -354,11 +398,11 @@ class MatchIndex:
             entry, score = hit[0], hit[1]
             if entry.record_ids:
                 ids, kind, score = entry.record_ids, "record", min(1.0, score + RECORD_BONUS)
-            elif entry.versions_by_package:
+            elif entry.package_order:
                 ids, kind, score = (entry.first_site[_packages_in_order(entry, paste)[0]].id,), "site", min(1.0, score)
             else:
                 continue
-            specificity = len(entry.literal)
+            specificity = entry.specificity
             for match_id in ids:
                 held = best.get(match_id)
                 if held is None or (held[0], held[1]) < (score, specificity):
@@ -370,14 +414,16 @@ class MatchIndex:
     @staticmethod
     def _match(match_id: str, kind: str, score: float, hit: tuple, paste: Paste) -> Match:
         entry, _, span, params, why = hit
-        versions = {pkg: entry.versions_by_package[pkg] for pkg in _packages_in_order(entry, paste)}
+        order = _packages_in_order(entry, paste)
+        by_package = entry.versions_by_package
+        versions = dict(by_package) if order is entry.package_order else {pkg: by_package[pkg] for pkg in order}
         start, end = paste.span(*span)
         return Match(match_id, kind, score, (start, end), paste.original[start:end], params, entry.template,
-                     sorted(versions), versions, why, len(entry.literal))
+                     list(entry.sorted_packages), versions, why, entry.specificity)
 
 
-def _packages_in_order(entry: Entry, paste: Paste) -> list[str]:
+def _packages_in_order(entry: Entry, paste: Paste) -> tuple[str, ...]:
     """The entry's packages, those the traceback points to first."""
-    if entry.packages & paste.packages:
-        return sorted(entry.versions_by_package, key=lambda pkg: pkg not in paste.packages)
-    return list(entry.versions_by_package)
+    if paste.packages and not entry.packages.isdisjoint(paste.packages):
+        return tuple(sorted(entry.package_order, key=lambda pkg: pkg not in paste.packages))
+    return entry.package_order

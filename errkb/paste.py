@@ -53,6 +53,10 @@ class OffsetMap:
         self.new_starts = [0]
         self.old_starts = [0]
 
+    @property
+    def cuts(self) -> int:
+        return len(self.new_starts) - 1
+
     def __getitem__(self, i: int) -> int:
         k = bisect_right(self.new_starts, i) - 1
         return self.old_starts[k] + i - self.new_starts[k]
@@ -134,7 +138,8 @@ def parse(original: str) -> Paste:
     if "Exception raised from" in text:
         frames += [(m.group(1), int(m.group(2))) for m in _CPP_FROM.finditer(text)]
     packages = {pkg for path, _ in frames if (pkg := _package_of(path))}
-    return Paste(original, text, (without_prefixes, without_ansi), frames, packages, info_lines)
+    maps = tuple(step for step in (without_prefixes, without_ansi) if step.cuts)  # a step that cut nothing maps i to i
+    return Paste(original, text, maps, frames, packages, info_lines)
 
 
 def _package_of(path: str) -> str | None:

@@ -103,3 +103,22 @@ def test_the_cover_index_opens_every_entry_a_real_instance_matches(index):
             checked += 1
             assert i in index.cover.covered(tokens(paste.message_text)), entry.template
     assert checked > 500  # the sample really exercised the prefilter
+
+
+def test_a_message_retyped_in_another_case_still_finds_its_record(index):
+    pasted = ("valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0. "
+              "your tesla v100-sxm2-32gb gpu has compute capability 7.0.")
+    assert top(index, pasted[:12] + pasted[12:].capitalize()) is not None  # sanity: the wording is known
+    hit = top(index, pasted)
+    assert hit is not None and hit.id == "vllm-bf16-requires-sm80"
+    assert hit.params["gpu_name"] == "tesla v100-sxm2-32gb" and "ignoring letter case" in hit.why[0]
+    assert hit.score < 1.0  # less sure than the same text in its own case
+
+
+def test_ignoring_case_is_a_last_resort(index):
+    # The right case matched exactly: the caseless pass never runs, so its why never shows.
+    hit = top(index, "AssertionError: SplitKV not supported on SM 9.0")
+    assert "ignoring letter case" not in " ".join(hit.why)
+    # Short messages do not match in another case: too likely to be ordinary prose.
+    assert top(index, "RuntimeError: batch size must be positive").id == "fa2-batch-size-not-positive"
+    assert top(index, "RUNTIMEERROR: BATCH SIZE MUST BE POSITIVE") is None
