@@ -30,7 +30,8 @@ fetch_sdist() {  # package version folder: sdists straight from the index (no me
   ls "$dir"/*-"$ver".tar.gz
 }
 
-# FlashInfer 0.1.6's tag keeps its Python package under python/: lay it out as its wheel does.
+# FlashInfer's 0.0.x and 0.1.x tags keep the Python package under python/: lay one out as its wheel does
+# (those wheels were never on PyPI).
 flashinfer_tag_as_wheel() {  # repo tag -> folder
   local out=$CACHE/flashinfer-$2-wheel-layout
   if [ ! -d "$out" ]; then
@@ -51,7 +52,7 @@ for v in 0.4.8 0.4.9 0.4.10; do $ERRKB harvest sglang-kernel $v "$(fetch_wheel s
 for v in 0.3.21; do $ERRKB harvest sgl-kernel $v "$(fetch_wheel sgl-kernel $v sgl-kernel "${plat[@]}")"; done
 for v in 2.4.2 2.5.9.post1 2.6.3 2.7.4.post1 2.8.0.post2 2.8.2 2.8.3; do $ERRKB harvest flash-attn $v "git:$FA_REPO@v$v"; done
 for v in 4.0.0b20 4.0.0b30 4.0.0b36; do $ERRKB harvest flash-attn-4 $v "$(fetch_wheel flash-attn-4 $v flash-attn-4 --pre)"; done
-$ERRKB harvest flashinfer-python 0.1.6 "$(flashinfer_tag_as_wheel "$FI_REPO" v0.1.6)"
+for v in 0.0.4 0.0.9 0.1.6; do $ERRKB harvest flashinfer-python $v "$(flashinfer_tag_as_wheel "$FI_REPO" v$v)"; done
 for v in 0.2.0.post2 0.2.14.post1; do $ERRKB harvest flashinfer-python $v "git:$FI_REPO@v$v"; done
 for v in 0.6.16 0.7.0 0.7.4; do $ERRKB harvest flashinfer-python $v "$(fetch_wheel flashinfer-python $v flashinfer)"; done
 for v in 0.2.7 0.6.6.post1 0.8.5 0.10.2 0.30.0 0.32.0 0.33.0; do $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done

@@ -1,6 +1,8 @@
 import textwrap
 
+from errkb.harvest import extract_sites
 from errkb.harvest.cpp_sites import collect_macros, extract
+from errkb.packages import PackageConfig
 
 HEADER = textwrap.dedent('''
     #define CHECK_SHAPE(x, ...) TORCH_CHECK(x.sizes() == torch::IntArrayRef({__VA_ARGS__}), #x " must have shape (" #__VA_ARGS__ ")")
@@ -83,3 +85,46 @@ def test_a_macro_name_inside_a_message_is_not_a_call():
 
 def test_flashinfer_check_without_message_prints_its_condition():
     assert sites()[22].template == "Check failed: strides[0] == 1"
+
+
+DISPATCH_HEADER = textwrap.dedent('''
+    #define _PICK_CASE(label, value, ...)                                   \\
+      [&]() -> bool {                                                     \\
+        switch (value) {                                                  \\
+          __VA_ARGS__                                                     \\
+          default:                                                        \\
+            std::ostringstream msg;                                       \\
+            msg << __PRETTY_FUNCTION__ << " cannot pick " label " " << int(value); \\
+            TORCH_CHECK(false, msg.str());                                \\
+            return false;                                                 \\
+        }                                                                 \\
+      }()
+    #define PICK_tile_width(expr, name, ...) _PICK_CASE("tile width", expr, __VA_ARGS__)
+''')
+
+DISPATCH_SOURCE = textwrap.dedent('''
+    void run(int tile) {
+        PICK_tile_width(tile, TILE, [&] {
+            TORCH_CHECK(tile > 0, "tile must be positive");
+            return true;
+        });
+    }
+''')
+
+
+def test_a_macro_that_calls_a_raising_macro_is_expanded_too():
+    # PICK_tile_width raises only through _PICK_CASE, whose label is a string pasted next to literals.
+    found = [(s.line, s.template) for s in extract("csrc/run.cu", DISPATCH_SOURCE, collect_macros(DISPATCH_HEADER))]
+    assert (3, "{pretty_function} cannot pick tile width {tile}") in found
+    # The lambda passed in is read where it is written, not again under the macro's line.
+    assert [line for line, template in found if template == "tile must be positive"] == [4]
+
+
+def test_a_raising_macro_is_not_replaced_by_a_harmless_one_of_the_same_name(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.h").write_text('#define CHECK_CUDA(x) TORCH_CHECK(x.is_cuda(), #x " must be on CUDA")\n')
+    (tmp_path / "pkg" / "b.h").write_text("#define CHECK_CUDA(x) assert(x)\n")  # another extension's own
+    (tmp_path / "pkg" / "c.cpp").write_text("void f(at::Tensor q) { CHECK_CUDA(q); }\n")
+    cfg = PackageConfig("pkg", "o/pkg", None, (), ("pkg/*.cpp",), ())
+    raw, _, _ = extract_sites(cfg, str(tmp_path))
+    assert [s.template for s in raw] == ["q must be on CUDA"]

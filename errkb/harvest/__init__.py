@@ -36,10 +36,14 @@ def extract_sites(cfg: PackageConfig, source: str) -> tuple[list[python_sites.Ra
     files = list(iter_source(source))
     if source.startswith("git:"):  # a repository checkout: scope and name files as the distribution does
         files = [(cfg.dist_path(path), text) for path, text in files]
-    macros: dict[str, cpp_sites.Macro] = {}
+    defined: dict[str, cpp_sites.Macro] = {}  # a wrapper macro may call a raising one defined in another file
     for path, text in files:
         if not path.endswith(".py") and "#define" in text:
-            macros.update(cpp_sites.collect_macros(text))
+            for name, macro in cpp_sites.define_macros(text).items():
+                # Defined again elsewhere (another extension's own CHECK_CONTIGUOUS): the raising one wins.
+                if name not in defined or cpp_sites.raises_directly(macro):
+                    defined[name] = macro
+    macros = cpp_sites.raising_macros(defined)
     raw: list[python_sites.RawSite] = []
     scoped: dict[str, str] = {}
     for path, text in files:

@@ -40,9 +40,10 @@ TVM_FFI_PYTHON_CLASSES = {"RuntimeError", "ValueError", "TypeError", "AttributeE
 THROW_CLASSES = {"invalid_argument": "ValueError", "out_of_range": "IndexError", "runtime_error": "RuntimeError",
                  "logic_error": "RuntimeError", "domain_error": "ValueError", "length_error": "ValueError"}
 
-_CALL = re.compile(r"\b([A-Z][A-Z0-9_]+)\s*\(")
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")  # any call; only checks and raising macros are read
 _THROW = re.compile(r"\bthrow\s+((?:std::)?\w+(?:::\w+)*)\s*\(")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+_KNOWN_CHECK_CALL = re.compile(r"\b(?:" + "|".join((*CHECK_CLASSES, *WARN_MACROS)) + r")\s*\(")
 _STRING = re.compile(r'(?:u8|u|U|L)?"((?:[^"\\\n]|\\.)*)"')
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\", "0": ""}
 
@@ -136,7 +137,8 @@ def _unescape(s: str) -> str:
 
 
 def _name_for(expr: str) -> str:
-    return name_for_source(re.sub(r"\bstd::to_string\((.*)\)$", r"\1", expr.strip()))
+    """A placeholder name for a printed expression, conversions left out: `int(cond)` -> `cond`."""
+    return name_for_source(re.sub(r"^(?:std::to_string|int|static_cast<[\w:]+>)\((.*)\)$", r"\1", expr.strip()))
 
 
 def _template(items: list[str]) -> str | None:
@@ -167,16 +169,39 @@ def _template(items: list[str]) -> str | None:
     return template if re.search(r"[A-Za-z]{3}", literal) else None
 
 
-def collect_macros(text: str) -> dict[str, Macro]:
-    """Function-like macros whose body raises or warns through a known check."""
+def define_macros(text: str) -> dict[str, Macro]:
+    """Every function-like macro the text defines (the known checks themselves left out)."""
     macros: dict[str, Macro] = {}
     for m in _DEFINE.finditer(strip_comments(text)):
         name, params, body = m.group(1), m.group(2), m.group(3).replace("\\\n", " ")
         if name in CHECK_CLASSES or name in WARN_MACROS or name.startswith("TVM_FFI"):
             continue
-        if any(re.search(rf"\b{k}\s*\(", body) for k in (*CHECK_CLASSES, *WARN_MACROS)) or "throw " in body:
-            macros[name] = Macro(tuple(p.strip() for p in params.split(",") if p.strip()), body.strip())
+        macros[name] = Macro(tuple(p.strip() for p in params.split(",") if p.strip()), body.strip())
     return macros
+
+
+def raises_directly(macro: Macro) -> bool:
+    """Whether the macro's body raises or warns through a known check or `throw`."""
+    return "throw " in macro.body or bool(_KNOWN_CHECK_CALL.search(macro.body))
+
+
+def raising_macros(macros: dict[str, Macro]) -> dict[str, Macro]:
+    """The macros that raise or warn: through a known check or `throw`, or through another
+    macro that does (FlashInfer's `DISPATCH_head_dim(...)` calls `_DISPATCH_SWITCH("head_dim", ...)`,
+    whose default case throws "... failed to dispatch head_dim 80"), to any depth."""
+    raising = {name: macro for name, macro in macros.items() if raises_directly(macro)}
+    while True:
+        calling = re.compile(r"\b(?:" + "|".join(map(re.escape, raising)) + r")\s*\(") if raising else None
+        calls = {name: macro for name, macro in macros.items()
+                 if name not in raising and calling and calling.search(macro.body)}
+        if not calls:
+            return raising
+        raising.update(calls)
+
+
+def collect_macros(text: str) -> dict[str, Macro]:
+    """Function-like macros of one text whose body raises or warns (see raising_macros)."""
+    return raising_macros(define_macros(text))
 
 
 def _expand(macro: Macro, args: list[str]) -> str:
@@ -228,12 +253,18 @@ class _FileScan:
         code = _blank_strings(src)
         for m in _CALL.finditer(code):
             name = m.group(1)
+            if not (name in self.macros or name in CHECK_CLASSES or name in WARN_MACROS
+                    or name == "TVM_FFI_THROW" or STREAM_CHECKS.match(name)):
+                continue
             end = _balanced(src, m.end() - 1)
             if end < 0:
                 continue
             args = _split_top(src[m.end():end - 1], ",")
             at = line if line is not None else self.line_of(m.start())
             if name in self.macros and depth < 3:
+                # A code block passed in (a dispatch macro's lambda) is scanned where it is
+                # written, not again inside the expansion under the macro's line.
+                args = ["__code__" if "{" in arg else arg for arg in args]
                 self.scan(_expand(self.macros[name], args), at, depth + 1)
             elif name in CHECK_CLASSES or name in WARN_MACROS:
                 self._check(name, args, src, m.start(), line)
