@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
-import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 
 from errkb.api.deps import get_kb
@@ -30,26 +27,7 @@ async def match(request: Request, kb: KnowledgeBase = Depends(get_kb)) -> Respon
     size = len(body.text.encode("utf-8", "surrogatepass"))
     if size > MAX_TEXT_BYTES:
         raise HTTPException(413, f"text is {size} bytes; the limit is {MAX_TEXT_BYTES} (64 KiB): paste the error and its traceback only")
-    # The body is MatchResponse; records and sites are serialised once and spliced in, rather
-    # than validated and dumped again on every request.
-    items = []
-    for hit in kb.explain(body.text, body.limit):
-        m = hit.match
-        head = _json({"id": m.id, "kind": m.kind, "score": round(m.score, 4), "span": list(m.span),
-                      "matched_text": m.matched_text, "params": m.params, "template": m.template,
-                      "packages": m.packages, "versions": m.versions, "why": m.why})
-        record = kb.record_json(m.id) if hit.record is not None else b"null"
-        site = kb.site_json(m.id) if hit.site is not None else b"null"
-        items.append(b"%s,\"record\":%s,\"site\":%s}" % (head[:-1], record, site))
-    return Response(b'{"matches":[' + b",".join(items) + b"]}", media_type="application/json")
-
-
-def _json(value: dict) -> bytes:
-    """orjson, or the standard library for the text orjson refuses (lone surrogates in a paste)."""
-    try:
-        return orjson.dumps(value)
-    except orjson.JSONEncodeError:
-        return json.dumps(value).encode()
+    return Response(kb.match_json(body.text, body.limit), media_type="application/json")
 
 
 @router.get("/errors/{record_id}", response_model=RecordDetail, tags=["records"],

@@ -111,8 +111,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         print("errkb explain: give the error text, or pipe it in (errkb explain - < log.txt)", file=sys.stderr)
         return 2
-    hits = KnowledgeBase.load(_data_dir(args)).explain(text, args.limit)
-    print(format_explained(hits, args.format))
+    kb = KnowledgeBase.load(_data_dir(args))
+    if args.format == "json":  # exactly what POST /v1/match answers
+        body = json.loads(kb.match_json(text, args.limit))
+        print(json.dumps(body, indent=2))
+        return 0 if body["matches"] else 1
+    hits = kb.explain(text, args.limit)
+    print(format_explained(hits))
     return 0 if hits else 1
 
 

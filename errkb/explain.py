@@ -1,4 +1,4 @@
-"""Plain-text and JSON renderings of matches and records for the CLI."""
+"""Plain-text renderings of matches and records for the CLI (and records as JSON)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,6 @@ import textwrap
 
 from errkb.kb import Explained
 from errkb.model import RecordDetail
-
-
-def _match_json(hit: Explained) -> dict:
-    m = hit.match
-    out = {"id": m.id, "kind": m.kind, "score": round(m.score, 4), "span": list(m.span), "matched_text": m.matched_text,
-           "params": m.params, "template": m.template, "packages": m.packages, "versions": m.versions, "why": m.why}
-    if hit.record:
-        out["record"] = hit.record.model_dump(mode="json")
-    if hit.site:
-        out["site"] = hit.site.model_dump(mode="json")
-    return out
 
 
 def format_record(d: RecordDetail, fmt: str = "text") -> str:
@@ -49,9 +38,8 @@ def format_record(d: RecordDetail, fmt: str = "text") -> str:
     return "\n".join(lines)
 
 
-def format_explained(hits: list[Explained], fmt: str = "text") -> str:
-    if fmt == "json":
-        return json.dumps({"matches": [_match_json(h) for h in hits]}, indent=2)
+def format_explained(hits: list[Explained]) -> str:
+    """Matches as text (their JSON is `KnowledgeBase.match_json`, the API's own)."""
     if not hits:
         return "No known attention-backend error found in this text."
     out = []

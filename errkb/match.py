@@ -10,7 +10,6 @@ paste (wording that drifted between versions).
 from __future__ import annotations
 
 import gc
-import math
 import re
 from collections import defaultdict
 from contextlib import contextmanager
@@ -19,7 +18,8 @@ from functools import cached_property
 
 from rapidfuzz import fuzz, process
 
-from errkb import templates
+from errkb import candidates, templates
+from errkb.candidates import tokens
 from errkb.dataset import Dataset
 from errkb.model import Site
 from errkb.paste import Paste, parse
@@ -35,7 +35,6 @@ CASELESS_PENALTY = 0.05  # its case was changed: a little less sure than an exac
 RECORD_BONUS = 0.02
 EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-_TOKEN = re.compile(r"\w+")
 _LEADING_WORD = re.compile(r"^\w+")
 _TRAILING_WORD = re.compile(r"\w+\Z")
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
@@ -43,10 +42,6 @@ _STOP = frozenset("the and for not with are this that was you your use got but h
 
 def words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)} - _STOP
-
-
-def tokens(text: str) -> set[str]:
-    return set(_TOKEN.findall(text))
 
 
 def whole_text(template: str) -> str:
@@ -142,49 +137,15 @@ class Entry:
         return out
 
 
-def _in_order(pieces: tuple[str, ...], text: str) -> bool:
-    """Whether text holds every piece, each after the end of the one before (leftmost placement
-    is enough: if any placement exists, the leftmost one does)."""
-    pos = 0
-    for piece in pieces:
-        pos = text.find(piece, pos)
-        if pos < 0:
-            return False
-        pos += len(piece)
-    return True
+def exact_plan(entries: list[Entry]) -> candidates.ExactPlan:
+    """Entries too short to match exactly, or without a word, are left out."""
+    return candidates.ExactPlan.build(
+        [frozenset(e.tokens) if len(e.literal) >= MIN_EXACT_LITERAL and e.words else None for e in entries],
+        [e.pieces for e in entries], MAX_CANDIDATES)
 
 
-class CoverIndex:
-    """Entries whose every literal token is in the paste: only these can match exactly.
-
-    Each entry is filed under its two rarest tokens, so the tokens of the paste open just the
-    entries holding both (set intersections, done in C) before any entry's full token set is
-    compared. Entries too short to match exactly, or without a word, are left out.
-    """
-
-    def __init__(self, entries: list[Entry]) -> None:
-        usable = [(i, e) for i, e in enumerate(entries) if len(e.literal) >= MIN_EXACT_LITERAL and e.words]
-        in_entries: dict[str, int] = defaultdict(int)
-        for _, entry in usable:
-            for token in entry.tokens:
-                in_entries[token] += 1
-        groups: dict[str, dict[str, list[tuple[set[str], int]]]] = {}
-        for i, entry in usable:
-            rarest = sorted(entry.tokens, key=lambda t: (in_entries[t], t))[:2]
-            groups.setdefault(rarest[0], {}).setdefault(rarest[-1], []).append((entry.tokens, i))
-        self.first_tokens = frozenset(groups)
-        self.groups = {first: (frozenset(by_second), {second: tuple(group) for second, group in by_second.items()})
-                       for first, by_second in groups.items()}
-
-    def covered(self, found: set[str]) -> list[int]:
-        """Positions of the covered entries, in the order of the entry list (most specific first)."""
-        hits: list[int] = []
-        for first in found & self.first_tokens:
-            seconds, by_second = self.groups[first]
-            for second in found & seconds:
-                hits += [i for entry_tokens, i in by_second[second] if entry_tokens <= found]
-        hits.sort()
-        return hits
+def weighted_plan(entries: list[Entry]) -> candidates.WeightedPlan:
+    return candidates.WeightedPlan.build([frozenset(e.words) for e in entries], MAX_CANDIDATES)
 
 
 @dataclass(slots=True)
@@ -200,6 +161,10 @@ class Match:
     versions: dict[str, tuple[str, ...]]
     why: list[str] = field(default_factory=list)
     specificity: int = 0  # literal characters the template pins down; breaks score ties
+
+
+# (match id, "record" or "site", score, (entry, raw score, span in the cleaned text, params, why))
+Ranked = tuple[str, str, float, tuple]
 
 
 @contextmanager
@@ -239,31 +204,12 @@ class MatchIndex:
             if record.template not in by_template:
                 sites = [dataset.sites[s] for s in record.sites if s in dataset.sites]
                 entries.append(self._entry(record.template, sites, [record.id]))
-        n = len(entries)
-        in_entries: dict[str, int] = defaultdict(int)
-        for entry in entries:
-            for w in entry.words:
-                in_entries[w] += 1
-        self.idf = {w: math.log(1 + n / count) for w, count in in_entries.items()}
         # Entries are kept most specific (most literal weight) first, so an entry's position
         # is its rank among candidates and sorting candidates needs no key.
-        weights = [sum(self.idf[w] for w in e.words) or 1.0 for e in entries]
-        order = sorted(range(n), key=lambda i: -weights[i])
-        self.entries = [entries[i] for i in order]
-        self.entry_weight = [weights[i] for i in order]
-        self.postings: dict[str, list[int]] = defaultdict(list)
-        for i, entry in enumerate(self.entries):
-            for w in entry.words:
-                self.postings[w].append(i)
-        rare_limit = max(20, n // 400)
-        self.common_words = frozenset(w for w, ids in self.postings.items() if len(ids) > rare_limit)
-        # Every entry is also reachable through its rarest word, so one made only of
-        # common words ("dq must have the same dtype as q") is still opened when present.
-        self.anchors: dict[str, list[int]] = defaultdict(list)
-        for i, entry in enumerate(self.entries):
-            if entry.words:
-                self.anchors[min(entry.words, key=lambda w: (len(self.postings[w]), w))].append(i)
-        self.cover = CoverIndex(self.entries)
+        weights = candidates.entry_weights([e.words for e in entries], candidates.word_idf([e.words for e in entries]))
+        self.entries = [entries[i] for i in sorted(range(len(entries)), key=lambda i: -weights[i])]
+        self.exact_candidates = candidates.exact_candidates(exact_plan(self.entries))
+        self.weighted_candidates = candidates.weighted_candidates(weighted_plan(self.entries))
 
     @staticmethod
     def _entry(template: str, sites: list[Site], record_ids: list[str]) -> Entry:
@@ -273,72 +219,39 @@ class MatchIndex:
 
     # ------------------------------------------------------------ matching
 
-    def candidates(self, found: set[str], min_coverage: float = 0.5) -> list[tuple[int, float]]:
-        """Entries whose literal words the paste mostly contains (at least `min_coverage` of
-        their weight), best covered first (the fuzzy path: wording that drifted shares most
-        words, not all).
-
-        The paste's rarer words open candidates and add their weight through the posting
-        lists; a word in most templates says little, so its weight is added only to entries
-        already opened (a set intersection) instead of walking its long posting list.
-        """
-        idf = self.idf
-        common = found & self.common_words
-        gained: dict[int, float] = defaultdict(float)
-        for w in found - common:
-            weight = idf.get(w)
-            if weight is not None:
-                for i in self.postings[w]:
-                    gained[i] += weight
-        for w in common:
-            for i in self.anchors.get(w, ()):
-                gained.setdefault(i, 0.0)
-        common_total = sum(map(idf.__getitem__, common))
-        scored = []
-        for i, g in gained.items():
-            weight = self.entry_weight[i]
-            if (g + common_total) < min_coverage * weight:
-                continue  # cannot reach the coverage even with every common word
-            entry_words = self.entries[i].words
-            if entry_words <= found:  # every word present: no need to add them up
-                scored.append((-1.0, -weight, i))
-                continue
-            if common:
-                g += sum(map(idf.__getitem__, entry_words & common))
-            if g >= min_coverage * weight:
-                scored.append((-g / weight, -g, i))
-        # Fully covered and specific (much matched weight) first.
-        scored.sort()
-        return [(i, -coverage) for coverage, _, i in scored[:MAX_CANDIDATES]]
-
     def match(self, text: str, limit: int = 5, exhaustive: bool = False) -> list[Match]:
         """Ranked matches for a paste. `exhaustive` runs every template's pattern in turn, with
         no candidate selection or prefilter (the naive baseline of the benchmark; same scoring)."""
+        paste, ranked = self.ranked(text, limit, exhaustive)
+        return [self._match(match_id, kind, score, hit, paste) for match_id, kind, score, hit in ranked]
+
+    def ranked(self, text: str, limit: int = 5, exhaustive: bool = False) -> tuple[Paste, list[Ranked]]:
+        """The cleaned paste and its best hits, best first, as plain tuples: `match` makes them
+        Match objects, the API writes them as JSON straight away (see `kb.match_json`)."""
         paste = parse(text)
         message_text = paste.message_text
         hits = []
         # An instance holds every literal token, so only fully covered entries can match exactly.
         exact_candidates = (range(len(self.entries)) if exhaustive
-                            else self.cover.covered(tokens(message_text))[:MAX_CANDIDATES])
+                            else self.exact_candidates.find(message_text, paste.text))
         for i in exact_candidates:
             entry = self.entries[i]
-            if exhaustive or _in_order(entry.pieces, paste.text):
-                if found_exact := self._exact(entry, paste, exhaustive):
-                    hits.append((entry, *found_exact))
+            if found_exact := self._exact(entry, paste, exhaustive):
+                hits.append((entry, *found_exact))
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if not any(score >= 0.9 for _, score, *_ in hits):
             exact = {id(entry) for entry, *_ in hits}
             lines = paste.lines()[-200:]
             texts = [line for _, line in lines]
-            for i, _ in self.candidates(words(message_text), FUZZY_MIN_COVERAGE)[:FUZZY_CANDIDATES]:
+            for i, _ in self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)[:FUZZY_CANDIDATES]:
                 entry = self.entries[i]
                 if id(entry) not in exact and (found_fuzzy := self._fuzzy(entry, lines, texts)):
                     hits.append((entry, *found_fuzzy))
         ranked = self._rank(self._with_evidence(hits, paste), paste, limit)
         if ranked or exhaustive:
-            return ranked
+            return paste, ranked
         # Nothing at all: the message may have been retyped or re-cased ("valueerror: bfloat16 ...").
-        return self._rank(self._with_evidence(self._ignoring_case(paste, message_text), paste), paste, limit)
+        return paste, self._rank(self._with_evidence(self._ignoring_case(paste, message_text), paste), paste, limit)
 
     @staticmethod
     def _with_evidence(hits: list[tuple], paste: Paste) -> list[tuple]:
@@ -358,7 +271,7 @@ class MatchIndex:
         hold every word of the paste's message text (words are kept in lower case), and only
         long messages count, so a common short phrase in another case is not taken for an error."""
         hits = []
-        for i, _ in self.candidates(words(message_text), 1.0)[:FUZZY_CANDIDATES]:
+        for i, _ in self.weighted_candidates.find(message_text, 1.0)[:FUZZY_CANDIDATES]:
             entry = self.entries[i]
             if len(entry.literal) >= MIN_CASELESS_LITERAL and (m := entry.caseless_pattern.search(paste.text)):
                 params = {k: v for k, v in m.groupdict().items() if v is not None}
@@ -391,15 +304,15 @@ class MatchIndex:
         offset, line = lines[index]
         return score, (offset, offset + len(line)), {}, [f"fuzzy match: {best:.0f}% of the message text (wording differs)"]
 
-    def _rank(self, hits, paste: Paste, limit: int) -> list[Match]:
-        """The best hit for each record or site, best first; Match objects for the top only."""
+    def _rank(self, hits, paste: Paste, limit: int) -> list[Ranked]:
+        """The best hit for each record or site, best first."""
         best: dict[str, tuple] = {}
         for hit in hits:
             entry, score = hit[0], hit[1]
             if entry.record_ids:
                 ids, kind, score = entry.record_ids, "record", min(1.0, score + RECORD_BONUS)
             elif entry.package_order:
-                ids, kind, score = (entry.first_site[_packages_in_order(entry, paste)[0]].id,), "site", min(1.0, score)
+                ids, kind, score = (entry.first_site[packages_in_order(entry, paste)[0]].id,), "site", min(1.0, score)
             else:
                 continue
             specificity = entry.specificity
@@ -409,12 +322,12 @@ class MatchIndex:
                     best[match_id] = (score, specificity, kind, hit)
         ranked = sorted((item for item in best.items() if item[1][0] >= MIN_SCORE),
                         key=lambda item: (-round(item[1][0], 3), -item[1][1], item[1][2] != "record", item[0]))
-        return [self._match(match_id, kind, score, hit, paste) for match_id, (score, _, kind, hit) in ranked[:limit]]
+        return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit) in ranked[:limit]]
 
     @staticmethod
     def _match(match_id: str, kind: str, score: float, hit: tuple, paste: Paste) -> Match:
         entry, _, span, params, why = hit
-        order = _packages_in_order(entry, paste)
+        order = packages_in_order(entry, paste)
         by_package = entry.versions_by_package
         versions = dict(by_package) if order is entry.package_order else {pkg: by_package[pkg] for pkg in order}
         start, end = paste.span(*span)
@@ -422,7 +335,7 @@ class MatchIndex:
                      list(entry.sorted_packages), versions, why, entry.specificity)
 
 
-def _packages_in_order(entry: Entry, paste: Paste) -> tuple[str, ...]:
+def packages_in_order(entry: Entry, paste: Paste) -> tuple[str, ...]:
     """The entry's packages, those the traceback points to first."""
     if paste.packages and not entry.packages.isdisjoint(paste.packages):
         return tuple(sorted(entry.package_order, key=lambda pkg: pkg not in paste.packages))

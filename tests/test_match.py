@@ -63,7 +63,8 @@ def test_traceback_frames_break_ties_between_packages(index):
 
 
 def test_the_in_order_prefilter_keeps_every_real_match_and_drops_shuffled_words():
-    from errkb.match import Entry, _in_order
+    from errkb.candidates import in_order as _in_order
+    from errkb.match import Entry
 
     entry = Entry("head_dim {d} must be divisible by {n} on SM90", "", set(), set(), [], [])
     assert entry.pieces == ("head_dim", "must", "be", "divisible", "by", "on", "SM90")
@@ -88,7 +89,7 @@ def test_the_cover_index_opens_every_entry_a_real_instance_matches(index):
     import random
 
     from errkb import templates
-    from errkb.match import MIN_EXACT_LITERAL, tokens
+    from errkb.match import MIN_EXACT_LITERAL
     from errkb.paste import parse
 
     rng = random.Random(11)
@@ -101,7 +102,7 @@ def test_the_cover_index_opens_every_entry_a_real_instance_matches(index):
         paste = parse(f"INFO 11-29 10:23:39 [runner.py:12] warming up\n[rank1]: ValueError: {message}\n")
         if entry.finder.search(paste.text):
             checked += 1
-            assert i in index.cover.covered(tokens(paste.message_text)), entry.template
+            assert i in index.exact_candidates.find(paste.message_text, paste.text), entry.template
     assert checked > 500  # the sample really exercised the prefilter
 
 
