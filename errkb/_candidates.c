@@ -165,8 +165,12 @@ static int rows_from_lists(Rows *r, PyObject *lists) {
     return 0;
 }
 
-/* \w as Python's re reads it in a str pattern: alphanumeric (Unicode) or underscore. */
-static int is_token_char(Py_UCS4 c) { return c == '_' || Py_UNICODE_ISALNUM(c); }
+/* \w as Python's re reads it in a str pattern: alphanumeric (Unicode) or underscore; ASCII,
+ * nearly every character of a paste, without a call. */
+static int is_token_char(Py_UCS4 c) {
+    if (c < 128) return c == '_' || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+    return Py_UNICODE_ISALNUM(c);
+}
 static int is_word_start(Py_UCS4 c) { return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 static int is_word_char(Py_UCS4 c) { return is_word_start(c) || (c >= '0' && c <= '9'); }
 

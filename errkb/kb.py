@@ -28,6 +28,10 @@ class KnowledgeBase:
         self.dataset = dataset
         self.index = MatchIndex(dataset)
         self.details = {r.id: dataset.detail(r) for r in dataset.records}
+        self._record_json: dict[str, bytes] = {}
+        self._site_json: dict[str, bytes] = {}
+        self._entry_json_cache: dict[tuple, bytes] = {}
+        self._explained_json_cache: dict[tuple, bytes] = {}
 
     @classmethod
     def load(cls, data_dir: Path | None = None) -> "KnowledgeBase":
@@ -48,22 +52,16 @@ class KnowledgeBase:
     def template_count(self) -> int:
         return len({(s.package, s.template) for s in self.dataset.sites.values()})
 
-    @cached_property
-    def _json_cache(self) -> dict[str, bytes]:
-        return {}
-
     def record_json(self, record_id: str) -> bytes:
         """A record's detail serialised once: matches reuse it instead of re-serialising."""
-        key = "record:" + record_id
-        if key not in self._json_cache:
-            self._json_cache[key] = self.details[record_id].model_dump_json().encode()
-        return self._json_cache[key]
+        if (cached := self._record_json.get(record_id)) is None:
+            cached = self._record_json[record_id] = self.details[record_id].model_dump_json().encode()
+        return cached
 
     def site_json(self, site_id: str) -> bytes:
-        key = "site:" + site_id
-        if key not in self._json_cache:
-            self._json_cache[key] = self.dataset.sites[site_id].model_dump_json().encode()
-        return self._json_cache[key]
+        if (cached := self._site_json.get(site_id)) is None:
+            cached = self._site_json[site_id] = self.dataset.sites[site_id].model_dump_json().encode()
+        return cached
 
     def match_json(self, text: str, limit: int = 5) -> bytes:
         """/v1/match's body (`api.models.MatchResponse`) for a paste, as JSON.
@@ -78,11 +76,18 @@ class KnowledgeBase:
             start, end = paste.span(*span)
             head = _dumps({"id": match_id, "kind": kind, "score": round(score, 4), "span": [start, end],
                            "matched_text": paste.original[start:end], "params": params, "why": why})
+            items.append(b"".join((head[:-1], b",", self._entry_json(entry, packages_in_order(entry, paste)),
+                                   self._explained_json(match_id, kind))))
+        return b'{"matches":[' + b",".join(items) + b"]}"
+
+    def _explained_json(self, match_id: str, kind: str) -> bytes:
+        """The closing members of a match: its record or its site."""
+        key = (match_id, kind)
+        if (cached := self._explained_json_cache.get(key)) is None:
             record = self.record_json(match_id) if kind == "record" else b"null"
             site = self.site_json(match_id) if kind == "site" else b"null"
-            items.append(b"%s,%s,\"record\":%s,\"site\":%s}" % (
-                head[:-1], self._entry_json(entry, packages_in_order(entry, paste)), record, site))
-        return b'{"matches":[' + b",".join(items) + b"]}"
+            cached = self._explained_json_cache[key] = b',"record":%s,"site":%s}' % (record, site)
+        return cached
 
     def _entry_json(self, entry: Entry, order: tuple[str, ...]) -> bytes:
         """An entry's template, packages and versions (packages in `order`) as JSON members."""
@@ -94,10 +99,6 @@ class KnowledgeBase:
                                    "versions": {pkg: by_package[pkg] for pkg in order}})[1:-1]
             self._entry_json_cache[key] = cached
         return cached
-
-    @cached_property
-    def _entry_json_cache(self) -> dict[tuple, bytes]:
-        return {}
 
     def etag(self, record_id: str) -> str:
         body = json.dumps(self.details[record_id].model_dump(mode="json"), sort_keys=True)

@@ -70,7 +70,6 @@ class Entry:
     tokens: set[str]
     sites: list[Site]
     record_ids: list[str]
-    _finder: templates.Finder | None = None
 
     @cached_property
     def pieces(self) -> tuple[str, ...]:
@@ -78,11 +77,10 @@ class Entry:
         piece exactly, one after the other, so a text missing that sequence needs no regex."""
         return tuple(chunk for literal, _ in templates.parse(self.template) for chunk in literal.split())
 
-    @property
+    @cached_property
     def finder(self) -> templates.Finder:
-        if self._finder is None:
-            self._finder = templates.Finder(self.template)
-        return self._finder
+        """Compiled on first use: most entries are never tried, and compiling all costs seconds."""
+        return templates.Finder(self.template)
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -232,12 +230,14 @@ class MatchIndex:
         message_text = paste.message_text
         hits = []
         # An instance holds every literal token, so only fully covered entries can match exactly.
-        exact_candidates = (range(len(self.entries)) if exhaustive
-                            else self.exact_candidates.find(message_text, paste.text))
-        for i in exact_candidates:
-            entry = self.entries[i]
-            if found_exact := self._exact(entry, paste, exhaustive):
-                hits.append((entry, *found_exact))
+        if exhaustive:
+            hits += [(entry, *found) for entry in self.entries if (found := self._exact(entry, paste, exhaustive))]
+        else:
+            entries, text = self.entries, paste.text
+            for i in self.exact_candidates.find(message_text, text):
+                entry = entries[i]
+                if m := entry.finder.search(text):
+                    hits.append((entry, entry.exact_score, m.span(), _params(m), [entry.exact_why]))
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if not any(score >= 0.9 for _, score, *_ in hits):
             exact = {id(entry) for entry, *_ in hits}
@@ -274,7 +274,7 @@ class MatchIndex:
         for i, _ in self.weighted_candidates.find(message_text, 1.0)[:FUZZY_CANDIDATES]:
             entry = self.entries[i]
             if len(entry.literal) >= MIN_CASELESS_LITERAL and (m := entry.caseless_pattern.search(paste.text)):
-                params = {k: v for k, v in m.groupdict().items() if v is not None}
+                params = _params(m)
                 why = f"match of the message template ignoring letter case ({len(params)} parameters)"
                 hits.append((entry, entry.exact_score - CASELESS_PENALTY, m.span(), params, [why]))
         return hits
@@ -285,8 +285,7 @@ class MatchIndex:
         m = entry.pattern.search(paste.text) if exhaustive else entry.finder.search(paste.text)
         if not m:
             return None
-        params = {k: v for k, v in m.groupdict().items() if v is not None}
-        return entry.exact_score, m.span(), params, [entry.exact_why]
+        return entry.exact_score, m.span(), _params(m), [entry.exact_why]
 
     def _fuzzy(self, entry: Entry, lines: list[tuple[int, str]], texts: list[str]):
         if len(entry.literal) < 20:
@@ -320,8 +319,9 @@ class MatchIndex:
                 held = best.get(match_id)
                 if held is None or (held[0], held[1]) < (score, specificity):
                     best[match_id] = (score, specificity, kind, hit)
-        ranked = sorted((item for item in best.items() if item[1][0] >= MIN_SCORE),
-                        key=lambda item: (-round(item[1][0], 3), -item[1][1], item[1][2] != "record", item[0]))
+        ranked = [item for item in best.items() if item[1][0] >= MIN_SCORE]
+        if len(ranked) > 1:
+            ranked.sort(key=lambda item: (-round(item[1][0], 3), -item[1][1], item[1][2] != "record", item[0]))
         return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit) in ranked[:limit]]
 
     @staticmethod
@@ -333,6 +333,11 @@ class MatchIndex:
         start, end = paste.span(*span)
         return Match(match_id, kind, score, (start, end), paste.original[start:end], params, entry.template,
                      list(entry.sorted_packages), versions, why, entry.specificity)
+
+
+def _params(m: re.Match[str]) -> dict[str, str]:
+    """A match's parameter values (a placeholder repeated in the template is captured once)."""
+    return {k: v for k, v in m.groupdict().items() if v is not None} if m.re.groups else {}
 
 
 def packages_in_order(entry: Entry, paste: Paste) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
@@ -24,16 +25,19 @@ _PREFIXES = (
     rf"(?:ERROR|WARNING|CRITICAL){_BLANK}*[:|-]{_BLANK}*",
     rf"\d+{_BLANK}*\|{_BLANK}*",  # docker compose: "12 | "
 )
-# The run of prefixes at the start of every line, found for the whole text in one pass.
-_PREFIX_RUN = re.compile("^(?:" + "|".join(f"(?:{p})" for p in _PREFIXES) + ")+", re.M)
+# The run of prefixes at the start of every line, found for the whole text in one pass. Each
+# pattern below leads with the line break before the line (the text gets one in front), not
+# with ^: the regex engine skips straight to a literal lead, but tries ^ at every character.
+_PREFIX_RUN = re.compile("\n((?:" + "|".join(f"(?:{p})" for p in _PREFIXES) + ")+)")
 _INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG)\b")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 # Lines that are never part of a message: traceback frames with the source line under them,
 # and the lines Python prints around tracebacks.
-_NOT_MESSAGE = re.compile(r'^[ \t]*(?:File "[^"\n]*", line \d+[^\n]*\n(?:[ \t]+[^\n]*\n)?'
+# Each match is the line break before such a line and the line, up to its own line break.
+_NOT_MESSAGE = re.compile(r'\n[ \t]*(?:File "[^"\n]*", line \d+[^\n]*(?:\n[ \t]+[^\n]*)?'
                           r"|(?:Traceback \(most recent call last\)"
                           r"|During handling of the above exception, another exception occurred"
-                          r"|The above exception was the direct cause of the following exception):[ \t]*\n)", re.M)
+                          r"|The above exception was the direct cause of the following exception):[ \t]*)(?=\n)")
 _CPP_FROM = re.compile(r"Exception raised from \S+ at ([^\s:]+):(\d+)")
 # Which package a file path in a traceback belongs to.
 # First hit wins, so vendored copies (sglang/.../flash_attn/cute) count for their vendor.
@@ -53,19 +57,19 @@ class OffsetMap:
         self.new_starts = [0]
         self.old_starts = [0]
 
-    @property
-    def cuts(self) -> int:
-        return len(self.new_starts) - 1
-
     def __getitem__(self, i: int) -> int:
         k = bisect_right(self.new_starts, i) - 1
         return self.old_starts[k] + i - self.new_starts[k]
 
 
-def _cut(text: str, spans: list[tuple[int, int]]) -> tuple[str, OffsetMap]:
-    """`text` without the given (start, end) spans, in order, and where each kept character came from."""
+def _cut(text: str, spans: list[tuple[int, int]], shift: int = 0) -> tuple[str, OffsetMap | None]:
+    """`text` without the given (start, end) spans, in order, and where each kept character came
+    from (None when nothing was cut). The spans may be offsets into a text `shift` characters longer."""
+    if not spans:
+        return text, None
     kept, where, pos = [], OffsetMap(), 0
     for start, end in spans:
+        start, end = start - shift, end - shift
         kept.append(text[pos:start])
         where.new_starts.append(where.new_starts[-1] + start - where.old_starts[-1])
         where.old_starts.append(end)
@@ -74,14 +78,14 @@ def _cut(text: str, spans: list[tuple[int, int]]) -> tuple[str, OffsetMap]:
     return "".join(kept), where
 
 
-@dataclass
+@dataclass(slots=True)
 class Paste:
     original: str
     text: str  # cleaned: no colours, no log prefixes, forward slashes
-    maps: tuple[OffsetMap, ...]  # cleaned text -> ... -> original, one map per cleaning step
+    maps: tuple[OffsetMap, ...]  # cleaned text -> ... -> original, one map per step that cut something
     frames: list[tuple[str, int]] = field(default_factory=list)
-    packages: set[str] = field(default_factory=set)
-    info_lines: set[int] = field(default_factory=set)  # lines logged at INFO/DEBUG level
+    packages: frozenset[str] = frozenset()
+    info_lines: frozenset[int] = frozenset()  # lines logged at INFO/DEBUG level
 
     @property
     def message_text(self) -> str:
@@ -91,7 +95,7 @@ class Paste:
         text = self.text
         if self.info_lines:
             text = "\n".join(line for i, line in enumerate(text.split("\n")) if i not in self.info_lines)
-        return _NOT_MESSAGE.sub("", text + "\n")
+        return _NOT_MESSAGE.sub("", "\n" + text + "\n")[1:]
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original offsets of cleaned text[start:end]."""
@@ -117,31 +121,31 @@ class Paste:
 
 def parse(original: str) -> Paste:
     # 1. drop ANSI sequences (rare: most pastes skip this step)
+    plain, without_ansi = original, None
     if "\x1b" in original:
         plain, without_ansi = _cut(original, [m.span() for m in _ANSI.finditer(original)])
-    else:
-        plain, without_ansi = original, OffsetMap()
     plain = plain.replace("\r", " ").replace("\\", "/")
 
-    # 2. drop log prefixes, noting the lines logged at INFO/DEBUG level
-    prefixes = [m for m in _PREFIX_RUN.finditer(plain) if m.end() > m.start()]
-    text, without_prefixes = _cut(plain, [m.span() for m in prefixes])
+    # 2. drop log prefixes (found in "\n" + plain: offsets one ahead), noting INFO/DEBUG lines
+    prefixes = [m.span(1) for m in _PREFIX_RUN.finditer("\n" + plain)]
+    text, without_prefixes = _cut(plain, prefixes, shift=1)
     info_lines: set[int] = set()
     line, counted = 0, 0
-    for m in prefixes:
-        if _INFO_LEVEL.search(m.group()):
-            line += plain.count("\n", counted, m.start())
-            counted = m.start()
+    for start, end in prefixes:
+        if _INFO_LEVEL.search(plain, start - 1, end - 1):
+            line += plain.count("\n", counted, start - 1)
+            counted = start - 1
             info_lines.add(line)
 
-    frames = [(m.group(1), int(m.group(2))) for m in _FRAME.finditer(text)]
+    frames = [(path, int(number)) for path, number in _FRAME.findall(text)]
     if "Exception raised from" in text:
-        frames += [(m.group(1), int(m.group(2))) for m in _CPP_FROM.finditer(text)]
-    packages = {pkg for path, _ in frames if (pkg := _package_of(path))}
-    maps = tuple(step for step in (without_prefixes, without_ansi) if step.cuts)  # a step that cut nothing maps i to i
-    return Paste(original, text, maps, frames, packages, info_lines)
+        frames += [(path, int(number)) for path, number in _CPP_FROM.findall(text)]
+    packages = frozenset(pkg for path, _ in frames if (pkg := _package_of(path)))
+    maps = tuple(step for step in (without_prefixes, without_ansi) if step is not None)
+    return Paste(original, text, maps, frames, packages, frozenset(info_lines))
 
 
+@lru_cache(maxsize=4096)  # the same site-packages paths recur in paste after paste
 def _package_of(path: str) -> str | None:
     for hint, pkg in _PACKAGE_HINTS:
         if hint in path:

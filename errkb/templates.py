@@ -160,9 +160,11 @@ class Finder:
         if not first_literal and parts[0][1] is not None and len(parts) > 1:
             first_literal, self.after_value = parts[1][0], True  # a leading value: one token
         chunks = [c for c in _SPACE.split(first_literal) if c]
+        self.at_lead = False  # whether a match starts right at its lead, as most do
         if chunks:
             self.lead = chunks[0]
             self.blank_first = first_literal[0].isspace()
+            self.at_lead = not self.after_value and not self.blank_first
 
     def search(self, text: str) -> re.Match[str] | None:
         if not self.lead:
@@ -172,6 +174,13 @@ class Finder:
             return None
         if text.count(self.lead) > self.MAX_LEADS:
             return self.pattern.search(text)
+        if self.at_lead:
+            match, lead = self.pattern.match, self.lead
+            while q >= 0:
+                if m := match(text, q):
+                    return m
+                q = text.find(lead, q + 1)
+            return None
         tried = -1
         while q >= 0:
             start = self._start(text, q)

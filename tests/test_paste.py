@@ -41,3 +41,16 @@ def test_info_lines_and_frames_are_not_message_text():
     assert "Loading weights" not in paste.message_text and "run(q)" not in paste.message_text
     assert "most recent call" not in paste.message_text
     assert "Casting to bfloat16" in paste.message_text and "head_dim 300" in paste.message_text
+
+
+def test_message_text_drops_frames_and_traceback_lines_wherever_they_sit():
+    text = ('Traceback (most recent call last):\n  File "a.py", line 1, in f\n    f()\n  File "b.py", line 2, in g\n'
+            "ValueError: first\n\nThe above exception was the direct cause of the following exception:\n\n"
+            'Traceback (most recent call last):\n  File "c.py", line 3\nRuntimeError: second')
+    assert parse(text).message_text == "ValueError: first\n\n\nRuntimeError: second\n"
+
+
+def test_prefixes_are_stripped_on_the_first_line_and_info_lines_are_noted():
+    paste = parse("INFO 01-11 13:09:39 engine.py:12] loading\nERROR 01-11 13:09:40 engine.py:366] boom\n[rank3]: x")
+    assert paste.text == "loading\nboom\nx"
+    assert paste.info_lines == {0}
