@@ -118,6 +118,11 @@ class Entry:
         return tuple(self.versions_by_package)
 
     @cached_property
+    def orders(self) -> dict[frozenset[str], tuple[str, ...]]:
+        """Its packages in order, those a traceback points to first, per set pointed to."""
+        return {}
+
+    @cached_property
     def sorted_packages(self) -> tuple[str, ...]:
         return tuple(sorted(self.versions_by_package))
 
@@ -239,7 +244,7 @@ class MatchIndex:
                 if m := entry.finder.search(text):
                     hits.append((entry, entry.exact_score, m.span(), _params(m), [entry.exact_why]))
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
-        if not any(score >= 0.9 for _, score, *_ in hits):
+        if max([hit[1] for hit in hits], default=0.0) < 0.9:
             exact = {id(entry) for entry, *_ in hits}
             lines = paste.lines()[-200:]
             texts = [line for _, line in lines]
@@ -247,24 +252,11 @@ class MatchIndex:
                 entry = self.entries[i]
                 if id(entry) not in exact and (found_fuzzy := self._fuzzy(entry, lines, texts)):
                     hits.append((entry, *found_fuzzy))
-        ranked = self._rank(self._with_evidence(hits, paste), paste, limit)
+        ranked = self._rank(hits, paste, limit)
         if ranked or exhaustive:
             return paste, ranked
         # Nothing at all: the message may have been retyped or re-cased ("valueerror: bfloat16 ...").
-        return paste, self._rank(self._with_evidence(self._ignoring_case(paste, message_text), paste), paste, limit)
-
-    @staticmethod
-    def _with_evidence(hits: list[tuple], paste: Paste) -> list[tuple]:
-        """Hits from a package that the traceback's frames point to score a little higher."""
-        if not paste.packages:
-            return hits
-        out = []
-        for entry, score, span, params, why in hits:
-            if pointed_to := entry.packages & paste.packages:
-                why.append("traceback frames point to " + ", ".join(sorted(pointed_to)))
-                score += EVIDENCE_BONUS
-            out.append((entry, score, span, params, why))
-        return out
+        return paste, self._rank(self._ignoring_case(paste, message_text), paste, limit)
 
     def _ignoring_case(self, paste: Paste, message_text: str) -> list[tuple]:
         """Exact matches that ignore letter case, for a paste nothing else matched. Candidates
@@ -303,11 +295,18 @@ class MatchIndex:
         offset, line = lines[index]
         return score, (offset, offset + len(line)), {}, [f"fuzzy match: {best:.0f}% of the message text (wording differs)"]
 
-    def _rank(self, hits, paste: Paste, limit: int) -> list[Ranked]:
-        """The best hit for each record or site, best first."""
+    @staticmethod
+    def _rank(hits: list[tuple], paste: Paste, limit: int) -> list[Ranked]:
+        """The best hit for each record or site, best first. Hits from a package that the
+        traceback's frames point to score a little higher (their why says so)."""
         best: dict[str, tuple] = {}
+        pointed = paste.packages
         for hit in hits:
             entry, score = hit[0], hit[1]
+            if pointed and (pointed_to := entry.packages & pointed):
+                hit[4].append("traceback frames point to " + ", ".join(sorted(pointed_to)))
+                score += EVIDENCE_BONUS
+                hit = (entry, score, *hit[2:])
             if entry.record_ids:
                 ids, kind, score = entry.record_ids, "record", min(1.0, score + RECORD_BONUS)
             elif entry.package_order:
@@ -342,6 +341,9 @@ def _params(m: re.Match[str]) -> dict[str, str]:
 
 def packages_in_order(entry: Entry, paste: Paste) -> tuple[str, ...]:
     """The entry's packages, those the traceback points to first."""
-    if paste.packages and not entry.packages.isdisjoint(paste.packages):
-        return tuple(sorted(entry.package_order, key=lambda pkg: pkg not in paste.packages))
-    return entry.package_order
+    pointed = paste.packages
+    if not pointed or entry.packages.isdisjoint(pointed):
+        return entry.package_order
+    if (order := entry.orders.get(pointed)) is None:
+        order = entry.orders[pointed] = tuple(sorted(entry.package_order, key=lambda pkg: pkg not in pointed))
+    return order

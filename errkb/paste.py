@@ -102,12 +102,10 @@ class Paste:
         if not self.text:
             return (0, 0)
         last = len(self.text) - 1
-        return (self._original(min(start, last)), self._original(min(max(end - 1, 0), last)) + 1)
-
-    def _original(self, i: int) -> int:
+        first, final = min(start, last), min(max(end - 1, 0), last)
         for step in self.maps:
-            i = step[i]
-        return i
+            first, final = step[first], step[final]
+        return first, final + 1
 
     def lines(self) -> list[tuple[int, str]]:
         """(offset in text, line) for every non-blank cleaned line."""

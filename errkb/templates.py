@@ -169,18 +169,21 @@ class Finder:
     def search(self, text: str) -> re.Match[str] | None:
         if not self.lead:
             return self.pattern.search(text)
-        q = text.find(self.lead)
+        lead = self.lead
+        q = text.find(lead)
         if q < 0:
             return None
-        if text.count(self.lead) > self.MAX_LEADS:
-            return self.pattern.search(text)
-        if self.at_lead:
-            match, lead = self.pattern.match, self.lead
-            while q >= 0:
+        if self.at_lead:  # the match starts at an occurrence of the lead: try each in turn
+            match = self.pattern.match
+            for _ in range(self.MAX_LEADS):
                 if m := match(text, q):
                     return m
                 q = text.find(lead, q + 1)
-            return None
+                if q < 0:
+                    return None
+            return self.pattern.search(text, q)  # many occurrences: the engine scans the rest
+        if text.count(lead) > self.MAX_LEADS:
+            return self.pattern.search(text)
         tried = -1
         while q >= 0:
             start = self._start(text, q)
