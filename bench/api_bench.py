@@ -1,11 +1,12 @@
 """API throughput: /v1/match against /v1/health, side by side, in one run, on loopback.
 
-    .venv/bin/python bench/api_bench.py [--seconds 10] [--connections 16]
+    .venv/bin/python bench/api_bench.py [--rounds 5] [--seconds 5] [--connections 16]
 
 Starts one `errkb serve` (uvicorn, one worker) on a free loopback port and drives it with
-wrk (Debian's `wrk` package), first GET /v1/health, then POST /v1/match with realistic pastes
-(rotated per request by a small Lua script), then health again. Every run is bounded in time.
-The ratio match/health says how much of the server's capacity matching itself costs; the
+wrk (Debian's `wrk` package): GET /v1/health and POST /v1/match with realistic pastes (rotated
+per request by a small Lua script), back to back, in several rounds (this machine's speed drifts
+by a third over a minute; the ratio of two neighbouring runs does not). Every run is bounded in
+time. The ratio match/health says how much of the server's capacity matching itself costs; the
 server's CPU time per request (from /proc, Linux) says where it goes. A second server
 (bench/_ceiling_app.py) then answers the same POSTs with everything but the matching (the same
 request model, a response of /v1/match's mean size): its ratio is the ceiling a matcher that
@@ -20,6 +21,7 @@ import os
 import random
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,7 +76,9 @@ def wrk(url: str, seconds: int, connections: int, script: str | None = None) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--verbose", action="store_true", help="print every round on stderr")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--pastes", type=int, default=200)
     args = parser.parse_args()
@@ -93,20 +97,34 @@ def main() -> None:
 
     pids: list[int] = []
 
-    def measured(*args) -> tuple[float, float]:
+    def measured(url: str, script: str | None = None) -> tuple[float, float]:
         """Requests/s and the server's CPU microseconds per request."""
         cpu = cpu_seconds(pids[-1])
-        rps = wrk(*args)
-        return rps, (cpu_seconds(pids[-1]) - cpu) / (rps * args[1]) * 1e6
+        rps = wrk(url, args.seconds, args.connections, script)
+        return rps, (cpu_seconds(pids[-1]) - cpu) / (rps * args.seconds) * 1e6
+
+    def rounds(health_url: str, other_url: str, script: str) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+        """(health, other) measured back to back, `args.rounds` times, in alternating order: the
+        machine's speed drifts over a run, and a ratio of two neighbours cancels most of it."""
+        wrk(health_url, 2, args.connections)  # warm-up
+        wrk(other_url, 2, args.connections, script)
+        out = []
+        for r in range(args.rounds):
+            if r % 2 == 0:
+                health = measured(health_url)
+                other = measured(other_url, script)
+            else:
+                other = measured(other_url, script)
+                health = measured(health_url)
+            out.append((health, other))
+            if args.verbose:
+                print(f"round {r}: health {health[0]:.0f} req/s {health[1]:.0f} µs, other {other[0]:.0f} req/s "
+                      f"{other[1]:.0f} µs, ratio {other[0] / health[0]:.0%}", file=sys.stderr)
+        return out
 
     with serving(pids=pids) as base:
-        wrk(base + "/v1/health", 2, args.connections)  # warm-up
-        wrk(base + "/", 2, args.connections, str(script))
-        health1 = measured(base + "/v1/health", args.seconds, args.connections)
-        match = measured(base + "/", args.seconds, args.connections, str(script))
-        health2 = measured(base + "/v1/health", args.seconds, args.connections)
+        main_rounds = rounds(base + "/v1/health", base + "/", str(script))
         body_bytes = mean_response_bytes(base + "/v1/match", bodies)
-    health = ((health1[0] + health2[0]) / 2, (health1[1] + health2[1]) / 2)
 
     # The ceiling: the same request handling and a response of /v1/match's mean size, no matching.
     ceiling_script = tmp / "ceiling.lua"
@@ -115,17 +133,25 @@ def main() -> None:
                "--log-level", "info"]
     env = dict(os.environ, ERRKB_BENCH_BODY_BYTES=str(body_bytes))
     with serving(pids=pids, command=uvicorn, env=env) as base:
-        wrk(base + "/", 2, args.connections, str(ceiling_script))
-        ceiling = measured(base + "/", args.seconds, args.connections, str(ceiling_script))
-        ceiling_health = measured(base + "/v1/health", args.seconds, args.connections)
-    print(f"wrk, 2 threads, {args.connections} connections, {args.seconds} s per run, one uvicorn worker\n")
+        ceiling_rounds = rounds(base + "/v1/health", base + "/", str(ceiling_script))
+
+    def column(rows, which: int, field: int) -> float:
+        return statistics.median(row[which][field] for row in rows)
+
+    def ratios(rows) -> str:
+        each = sorted(other[0] / health[0] for health, other in rows)
+        return f"{statistics.median(each):.0%} ({each[0]:.0%}-{each[-1]:.0%})"
+
+    print(f"wrk, 2 threads, {args.connections} connections, one uvicorn worker; {args.rounds} rounds of "
+          f"{args.seconds} s per endpoint, health and the other endpoint back to back; medians\n")
     print("| endpoint | requests/s | server CPU µs per request |")
     print("|---|---|---|")
-    print(f"| GET /v1/health (mean of before and after) | {health[0]:.0f} | {health[1]:.0f} |")
-    print(f"| POST /v1/match ({args.pastes} rotating pastes) | {match[0]:.0f} | {match[1]:.0f} |")
-    print(f"| match / health | {match[0] / health[0]:.0%} | |")
-    print(f"| ceiling: POST without matching, same request and response size (own server) | {ceiling[0]:.0f} | {ceiling[1]:.0f} |")
-    print(f"| ceiling / health (that server's health: {ceiling_health[0]:.0f} req/s) | {ceiling[0] / ceiling_health[0]:.0%} | |")
+    print(f"| GET /v1/health | {column(main_rounds, 0, 0):.0f} | {column(main_rounds, 0, 1):.0f} |")
+    print(f"| POST /v1/match ({args.pastes} rotating pastes) | {column(main_rounds, 1, 0):.0f} | {column(main_rounds, 1, 1):.0f} |")
+    print(f"| **match / health**, per round: median (min-max) | {ratios(main_rounds)} | |")
+    print(f"| ceiling: POST without matching, same request and response size (own server) | "
+          f"{column(ceiling_rounds, 1, 0):.0f} | {column(ceiling_rounds, 1, 1):.0f} |")
+    print(f"| ceiling / that server's health ({column(ceiling_rounds, 0, 0):.0f} req/s) | {ratios(ceiling_rounds)} | |")
 
 
 if __name__ == "__main__":

@@ -74,14 +74,9 @@ static int vocab_init(Vocab *v, PyObject *strings) {
     return 0;
 }
 
-/* The id of text[start:end] (lower-cased when `lower`, ASCII letters only), or -1. */
-static int32_t vocab_find(const Vocab *v, int kind, const void *data, Py_ssize_t start, Py_ssize_t end, int lower) {
-    uint64_t h = HASH_SEED;
-    for (Py_ssize_t k = start; k < end; k++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, k);
-        if (lower && c >= 'A' && c <= 'Z') c += 'a' - 'A';
-        h = hash_step(h, c);
-    }
+/* The id of text[start:end] (lower-cased when `lower`, ASCII letters only), whose hash is h, or -1. */
+static int32_t vocab_find_hashed(const Vocab *v, uint64_t h, int kind, const void *data, Py_ssize_t start,
+                                 Py_ssize_t end, int lower) {
     Py_ssize_t len = end - start;
     for (size_t slot = (size_t)h & v->mask;; slot = (slot + 1) & v->mask) {
         int32_t id = v->slots[slot];
@@ -96,6 +91,16 @@ static int32_t vocab_find(const Vocab *v, int kind, const void *data, Py_ssize_t
         }
         if (k == len) return id;
     }
+}
+
+static int32_t vocab_find(const Vocab *v, int kind, const void *data, Py_ssize_t start, Py_ssize_t end, int lower) {
+    uint64_t h = HASH_SEED;
+    for (Py_ssize_t k = start; k < end; k++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, k);
+        if (lower && c >= 'A' && c <= 'Z') c += 'a' - 'A';
+        h = hash_step(h, c);
+    }
+    return vocab_find_hashed(v, h, kind, data, start, end, lower);
 }
 
 /* A stamp per id marks "seen in this call" without clearing arrays between calls. */
@@ -171,6 +176,7 @@ static int is_token_char(Py_UCS4 c) {
     if (c < 128) return c == '_' || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
     return Py_UNICODE_ISALNUM(c);
 }
+static unsigned char latin1_token_char[256]; /* is_token_char for one-byte strings, filled at import */
 static int is_word_start(Py_UCS4 c) { return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 static int is_word_char(Py_UCS4 c) { return is_word_start(c) || (c >= '0' && c <= '9'); }
 
@@ -307,15 +313,36 @@ static int compare_int32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* The first occurrence of needle in haystack (one-byte strings), or -1. */
+static Py_ssize_t find_bytes(const Py_UCS1 *haystack, Py_ssize_t n, const Py_UCS1 *needle, Py_ssize_t m) {
+    if (m == 0) return 0;
+    for (Py_ssize_t i = 0; i + m <= n;) {
+        const Py_UCS1 *hit = memchr(haystack + i, needle[0], (size_t)(n - m - i + 1));
+        if (!hit) return -1;
+        i = hit - haystack;
+        if (memcmp(hit + 1, needle + 1, (size_t)(m - 1)) == 0) return i;
+        i++;
+    }
+    return -1;
+}
+
 /* Whether every piece of `pieces` is in `text`, each after the end of the one before. */
 static int in_order(PyObject *pieces, PyObject *text) {
     Py_ssize_t pos = 0, end = PyUnicode_GET_LENGTH(text);
+    int one_byte = PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND;
+    const Py_UCS1 *data = PyUnicode_DATA(text);
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(pieces); k++) {
         PyObject *piece = PyTuple_GET_ITEM(pieces, k);
-        Py_ssize_t at = PyUnicode_Find(text, piece, pos, end, 1);
-        if (at == -2) return -1;
+        Py_ssize_t at, len = PyUnicode_GET_LENGTH(piece);
+        if (one_byte && PyUnicode_KIND(piece) == PyUnicode_1BYTE_KIND) {
+            at = find_bytes(data + pos, end - pos, PyUnicode_DATA(piece), len);
+            if (at >= 0) at += pos;
+        } else {
+            at = PyUnicode_Find(text, piece, pos, end, 1);
+            if (at == -2) return -1;
+        }
         if (at < 0) return 0;
-        pos = at + PyUnicode_GET_LENGTH(piece);
+        pos = at + len;
     }
     return 1;
 }
@@ -328,10 +355,16 @@ static PyObject *Exact_find(ExactObject *self, PyObject *args) {
     const void *data = PyUnicode_DATA(message);
     Py_ssize_t len = PyUnicode_GET_LENGTH(message), nf = 0, nh = 0;
     for (Py_ssize_t i = 0; i < len;) {
-        if (!is_token_char(PyUnicode_READ(kind, data, i))) { i++; continue; }
-        Py_ssize_t j = i + 1;
-        while (j < len && is_token_char(PyUnicode_READ(kind, data, j))) j++;
-        int32_t id = vocab_find(&self->tokens, kind, data, i, j, 0);
+        Py_ssize_t j = i;
+        uint64_t h = HASH_SEED;
+        if (kind == PyUnicode_1BYTE_KIND) { /* nearly every paste: a table and the hash in one pass */
+            const Py_UCS1 *chars = data;
+            while (j < len && latin1_token_char[chars[j]]) h = hash_step(h, chars[j++]);
+        } else {
+            for (Py_UCS4 c; j < len && is_token_char(c = PyUnicode_READ(kind, data, j)); j++) h = hash_step(h, c);
+        }
+        if (j == i) { i++; continue; }
+        int32_t id = vocab_find_hashed(&self->tokens, h, kind, data, i, j, 0);
         if (id >= 0 && self->stamp[id] != epoch) {
             self->stamp[id] = epoch;
             if (self->groups_of[id + 1] > self->groups_of[id]) self->firsts[nf++] = id;
@@ -595,6 +628,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "errkb._candidates",
                                     "errkb.candidates' selections, compiled (the Python classes are the reference).", -1, NULL};
 
 PyMODINIT_FUNC PyInit__candidates(void) {
+    for (int c = 0; c < 256; c++) latin1_token_char[c] = (unsigned char)is_token_char((Py_UCS4)c);
     if (PyType_Ready(&ExactType) < 0 || PyType_Ready(&WeightedType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;

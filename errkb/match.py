@@ -246,12 +246,8 @@ class MatchIndex:
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if max([hit[1] for hit in hits], default=0.0) < 0.9:
             exact = {id(entry) for entry, *_ in hits}
-            lines = paste.lines()[-200:]
-            texts = [line for _, line in lines]
-            for i, _ in self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)[:FUZZY_CANDIDATES]:
-                entry = self.entries[i]
-                if id(entry) not in exact and (found_fuzzy := self._fuzzy(entry, lines, texts)):
-                    hits.append((entry, *found_fuzzy))
+            found = [self.entries[i] for i, _ in self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)]
+            hits += self._fuzzy([e for e in found[:FUZZY_CANDIDATES] if id(e) not in exact], paste.message_lines()[-200:])
         ranked = self._rank(hits, paste, limit)
         if ranked or exhaustive:
             return paste, ranked
@@ -279,21 +275,31 @@ class MatchIndex:
             return None
         return entry.exact_score, m.span(), _params(m), [entry.exact_why]
 
-    def _fuzzy(self, entry: Entry, lines: list[tuple[int, str]], texts: list[str]):
-        if len(entry.literal) < 20:
-            return None  # too little text to trust a fuzzy match
-        # partial_ratio forgives text around the message; token_set_ratio forgives reordered,
-        # inserted or renamed words (a message reworded between versions). The best line is the
-        # first with the highest of the two; rapidfuzz prepares the literal once per scorer and
-        # scans the lines in C.
-        found = [hit for scorer in (fuzz.partial_ratio, fuzz.token_set_ratio)
-                 if (hit := process.extractOne(entry.literal, texts, scorer=scorer, score_cutoff=FUZZY_MIN_RATIO))]
-        if not found:
-            return None
-        _, best, index = min(found, key=lambda hit: (-hit[1], hit[2]))
-        score = 0.9 * best / 100 * (0.8 + 0.2 * min(1.0, len(entry.literal) / 40))
-        offset, line = lines[index]
-        return score, (offset, offset + len(line)), {}, [f"fuzzy match: {best:.0f}% of the message text (wording differs)"]
+    @staticmethod
+    def _fuzzy(entries: list[Entry], lines: list[tuple[int, str]]) -> list[tuple]:
+        """Hits for the entries whose literal text is similar enough to a message line.
+
+        partial_ratio forgives text around the message; token_set_ratio forgives reordered,
+        inserted or renamed words (a message reworded between versions). An entry's best line
+        is the first with the highest of the two. Both scores are symmetric, so each line is
+        compared with every literal in one call per scorer (rapidfuzz prepares the line once
+        and loops in C) rather than each literal with every line."""
+        entries = [e for e in entries if len(e.literal) >= 20]  # too little text to trust a fuzzy match
+        literals = [e.literal for e in entries]
+        best: dict[int, tuple[float, int]] = {}  # entry -> (score, line)
+        for index, (_, line) in enumerate(lines if literals else ()):
+            for scorer in (fuzz.partial_ratio, fuzz.token_set_ratio):
+                for _, score, k in process.extract(line, literals, scorer=scorer, score_cutoff=FUZZY_MIN_RATIO, limit=None):
+                    if k not in best or score > best[k][0]:
+                        best[k] = (score, index)
+        hits = []
+        for k, (ratio, index) in sorted(best.items()):
+            literal = literals[k]
+            score = 0.9 * ratio / 100 * (0.8 + 0.2 * min(1.0, len(literal) / 40))
+            offset, line = lines[index]
+            hits.append((entries[k], score, (offset, offset + len(line)), {},
+                         [f"fuzzy match: {ratio:.0f}% of the message text (wording differs)"]))
+        return hits
 
     @staticmethod
     def _rank(hits: list[tuple], paste: Paste, limit: int) -> list[Ranked]:

@@ -28,12 +28,13 @@ _PREFIXES = (
 # The run of prefixes at the start of every line, found for the whole text in one pass. Each
 # pattern below leads with the line break before the line (the text gets one in front), not
 # with ^: the regex engine skips straight to a literal lead, but tries ^ at every character.
-_PREFIX_RUN = re.compile("\n((?:" + "|".join(f"(?:{p})" for p in _PREFIXES) + ")+)")
+# The lookahead (the first characters the prefixes can start with) turns most lines away at once.
+_PREFIX_RUN = re.compile("\n(?=[(\\[\\dEWIDC])((?:" + "|".join(f"(?:{p})" for p in _PREFIXES) + ")+)")
 _INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG)\b")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 # Lines that are never part of a message: traceback frames with the source line under them,
-# and the lines Python prints around tracebacks.
-# Each match is the line break before such a line and the line, up to its own line break.
+# and the lines Python prints around tracebacks. Each match is the line break before such a
+# line and the line, up to its own line break.
 _NOT_MESSAGE = re.compile(r'\n[ \t]*(?:File "[^"\n]*", line \d+[^\n]*(?:\n[ \t]+[^\n]*)?'
                           r"|(?:Traceback \(most recent call last\)"
                           r"|During handling of the above exception, another exception occurred"
@@ -97,6 +98,18 @@ class Paste:
             text = "\n".join(line for i, line in enumerate(text.split("\n")) if i not in self.info_lines)
         return _NOT_MESSAGE.sub("", "\n" + text + "\n")[1:]
 
+    def message_lines(self) -> list[tuple[int, str]]:
+        """(offset in text, line) for every non-blank line of the message text."""
+        dropped = [(m.start(), m.end() - 1) for m in _NOT_MESSAGE.finditer("\n" + self.text)]  # offsets in text
+        out, pos, k = [], 0, 0
+        for i, line in enumerate(self.text.split("\n")):
+            while k < len(dropped) and dropped[k][1] < pos:
+                k += 1
+            if line.strip() and i not in self.info_lines and not (k < len(dropped) and dropped[k][0] <= pos):
+                out.append((pos, line))
+            pos += len(line) + 1
+        return out
+
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original offsets of cleaned text[start:end]."""
         if not self.text:
@@ -130,7 +143,8 @@ def parse(original: str) -> Paste:
     info_lines: set[int] = set()
     line, counted = 0, 0
     for start, end in prefixes:
-        if _INFO_LEVEL.search(plain, start - 1, end - 1):
+        prefix = plain[start - 1:end - 1]
+        if ("INFO" in prefix or "DEBUG" in prefix) and _INFO_LEVEL.search(prefix):
             line += plain.count("\n", counted, start - 1)
             counted = start - 1
             info_lines.add(line)

@@ -54,3 +54,12 @@ def test_prefixes_are_stripped_on_the_first_line_and_info_lines_are_noted():
     paste = parse("INFO 01-11 13:09:39 engine.py:12] loading\nERROR 01-11 13:09:40 engine.py:366] boom\n[rank3]: x")
     assert paste.text == "loading\nboom\nx"
     assert paste.info_lines == {0}
+
+
+def test_message_lines_are_the_message_texts_lines_with_their_offsets():
+    text = ("INFO 01-11 13:09:39 engine.py:12] loading\nTraceback (most recent call last):\n"
+            '  File "a.py", line 1, in f\n    f()\nValueError: boom\n\nsecond line')
+    paste = parse(text)
+    lines = paste.message_lines()
+    assert [line for _, line in lines] == ["ValueError: boom", "second line"]
+    assert all(paste.text[pos:pos + len(line)] == line for pos, line in lines)
