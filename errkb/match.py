@@ -132,11 +132,11 @@ class Entry:
         return len(self.literal)
 
     @cached_property
-    def first_site(self) -> dict[str, Site]:
-        """Each package's first site by path: the one a bare-site match names."""
-        out: dict[str, Site] = {}
+    def first_site(self) -> dict[str, str]:
+        """Each package's first site by path (its id): the one a bare-site match names."""
+        out: dict[str, str] = {}
         for site in sorted(self.sites, key=lambda s: (s.package, s.path)):
-            out.setdefault(site.package, site)
+            out.setdefault(site.package, site.id)
         return out
 
 
@@ -316,7 +316,7 @@ class MatchIndex:
             if entry.record_ids:
                 ids, kind, score = entry.record_ids, "record", min(1.0, score + RECORD_BONUS)
             elif entry.package_order:
-                ids, kind, score = (entry.first_site[packages_in_order(entry, paste)[0]].id,), "site", min(1.0, score)
+                ids, kind, score = (entry.first_site[packages_in_order(entry, paste)[0]],), "site", min(1.0, score)
             else:
                 continue
             specificity = entry.specificity

@@ -68,12 +68,15 @@ def _cut(text: str, spans: list[tuple[int, int]], shift: int = 0) -> tuple[str, 
     from (None when nothing was cut). The spans may be offsets into a text `shift` characters longer."""
     if not spans:
         return text, None
-    kept, where, pos = [], OffsetMap(), 0
+    where = OffsetMap()
+    new_starts, old_starts = where.new_starts, where.old_starts
+    kept, pos, new = [], 0, 0
     for start, end in spans:
         start, end = start - shift, end - shift
         kept.append(text[pos:start])
-        where.new_starts.append(where.new_starts[-1] + start - where.old_starts[-1])
-        where.old_starts.append(end)
+        new += start - pos
+        new_starts.append(new)
+        old_starts.append(end)
         pos = end
     kept.append(text[pos:])
     return "".join(kept), where

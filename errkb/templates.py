@@ -208,12 +208,12 @@ class Finder:
             if not self.blank_first:
                 return q
             return blank if blank < q else -1
-        token = blank  # the value is one token of at most MAX_VALUE_STEPS characters
-        while token > 0 and not text[token - 1].isspace():
-            token -= 1
-            if blank - token > MAX_VALUE_STEPS:
-                return -1
-        return token if token < blank else -1
+        # the value is one token of at most MAX_VALUE_STEPS characters, ending where the blanks start
+        before = text[max(0, blank - MAX_VALUE_STEPS - 1):blank].rsplit(None, 1)
+        size = len(before[-1]) if before and not text[blank - 1:blank].isspace() else 0
+        if size > MAX_VALUE_STEPS:
+            return -1
+        return blank - size if size else -1
 
 
 def fullmatch(template: str, message: str) -> dict[str, str] | None:
