@@ -65,10 +65,7 @@ class ExactPlan:
     @classmethod
     def build(cls, entry_tokens: list[frozenset[str] | None], pieces: list[tuple[str, ...]], limit: int) -> "ExactPlan":
         """`entry_tokens[i]` is None for an entry that can never match exactly."""
-        in_entries: dict[str, int] = defaultdict(int)
-        for toks in entry_tokens:
-            for token in toks or ():
-                in_entries[token] += 1
+        in_entries = _in_entries(entry_tokens)
         groups: dict[str, dict[str, list[tuple[int, frozenset[str]]]]] = {}
         for i, toks in enumerate(entry_tokens):
             if toks:
@@ -146,11 +143,8 @@ class WeightedPlan:
     def build(cls, entry_words: list[frozenset[str]], limit: int) -> "WeightedPlan":
         """Entries are expected most specific (most weight) first; see `match.MatchIndex`."""
         n = len(entry_words)
-        idf = word_idf(entry_words)
-        in_entries = {w: 0 for w in idf}
-        for ws in entry_words:
-            for w in ws:
-                in_entries[w] += 1
+        in_entries = _in_entries(entry_words)
+        idf = _idf(in_entries, n)
         ordered = [tuple(sorted(ws)) for ws in entry_words]
         weight = entry_weights(ordered, idf)
         rare_limit = max(20, n // 400)
@@ -166,11 +160,20 @@ class WeightedPlan:
 
 def word_idf(entry_words: list[frozenset[str]]) -> dict[str, float]:
     """Each word's weight: the rarer among entries, the more it says."""
-    in_entries: dict[str, int] = defaultdict(int)
-    for ws in entry_words:
-        for w in ws:
-            in_entries[w] += 1
-    return {w: math.log(1 + len(entry_words) / count) for w, count in in_entries.items()}
+    return _idf(_in_entries(entry_words), len(entry_words))
+
+
+def _idf(in_entries: dict[str, int], n: int) -> dict[str, float]:
+    return {w: math.log(1 + n / count) for w, count in in_entries.items()}
+
+
+def _in_entries(entry_items) -> dict[str, int]:
+    """How many entries hold each token or word (an entry may be None: it holds none)."""
+    counts: dict[str, int] = defaultdict(int)
+    for items in entry_items:
+        for item in items or ():
+            counts[item] += 1
+    return counts
 
 
 def entry_weights(entry_words, idf: dict[str, float]) -> list[float]:

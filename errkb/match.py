@@ -4,7 +4,8 @@ The index is built once: every distinct template becomes one entry. Entries whos
 literal token is in the paste are confirmed by their search pattern (exact, with parameter
 values); failing that, entries found through an inverted index of their literal words
 (weighted by rarity) are confirmed by fuzzy similarity of their literal text to a line of the
-paste (wording that drifted between versions).
+paste (wording that drifted between versions). Both candidate selections live in
+`errkb.candidates` (compiled, with a plain-Python reference); ranking and scoring live here.
 """
 
 from __future__ import annotations
