@@ -8,9 +8,9 @@ per request by a small Lua script), back to back, in several rounds (this machin
 by a third over a minute; the ratio of two neighbouring runs does not). Every run is bounded in
 time. The ratio match/health says how much of the server's capacity matching itself costs; the
 server's CPU time per request (from /proc, Linux) says where it goes. A second server
-(bench/_ceiling_app.py) then answers the same POSTs with everything but the matching (the same
-request model, a response of /v1/match's mean size): its ratio is the ceiling a matcher that
-cost nothing would reach, so the gap to it is the matcher's alone.
+(bench/_ceiling_app.py) then answers the same POSTs on the same route with everything but the
+matching (its knowledge base returns a body of /v1/match's mean size): its ratio is the ceiling a
+matcher that cost nothing would reach, so the gap to it is the matcher's alone.
 """
 
 from __future__ import annotations
@@ -127,13 +127,11 @@ def main() -> None:
         body_bytes = mean_response_bytes(base + "/v1/match", bodies)
 
     # The ceiling: the same request handling and a response of /v1/match's mean size, no matching.
-    ceiling_script = tmp / "ceiling.lua"
-    ceiling_script.write_text((LUA % bodies).replace('"/v1/match"', '"/bench/no-matching"'))
     uvicorn = [sys.executable, "-m", "uvicorn", "--app-dir", str(Path(__file__).parent), "_ceiling_app:app",
                "--log-level", "info"]
     env = dict(os.environ, ERRKB_BENCH_BODY_BYTES=str(body_bytes))
     with serving(pids=pids, command=uvicorn, env=env) as base:
-        ceiling_rounds = rounds(base + "/v1/health", base + "/", str(ceiling_script))
+        ceiling_rounds = rounds(base + "/v1/health", base + "/", str(script))
 
     def column(rows, which: int, field: int) -> float:
         return statistics.median(row[which][field] for row in rows)
@@ -149,7 +147,7 @@ def main() -> None:
     print(f"| GET /v1/health | {column(main_rounds, 0, 0):.0f} | {column(main_rounds, 0, 1):.0f} |")
     print(f"| POST /v1/match ({args.pastes} rotating pastes) | {column(main_rounds, 1, 0):.0f} | {column(main_rounds, 1, 1):.0f} |")
     print(f"| **match / health**, per round: median (min-max) | {ratios(main_rounds)} | |")
-    print(f"| ceiling: POST without matching, same request and response size (own server) | "
+    print(f"| ceiling: the same POST, matching replaced by a fixed body of the mean size (own server) | "
           f"{column(ceiling_rounds, 1, 0):.0f} | {column(ceiling_rounds, 1, 1):.0f} |")
     print(f"| ceiling / that server's health ({column(ceiling_rounds, 0, 0):.0f} req/s) | {ratios(ceiling_rounds)} | |")
 
