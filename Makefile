@@ -10,7 +10,7 @@ PORT ?= 8000
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml errkb/_candidates.c
+$(STAMP): pyproject.toml errkb/_candidates.c errkb/_paste.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'

@@ -2,14 +2,29 @@
 
 The cleaned text keeps a map back to the original, so a match can say which span of the
 user's own text it matched.
+
+Three scans do most of the work: stripping log prefixes, finding traceback frames, and
+picking the message lines. The `py_*` functions here, built on the regular expressions below,
+are their reference and specification. `errkb._paste` (C, built with the package when a
+compiler is there) gives the same answers at a fraction of the cost: the regex engine tries
+every prefix pattern at every line, and that was a third of what matching a paste cost.
+`ERRKB_PURE_PYTHON=1` forces the reference.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_right
 from functools import lru_cache
 from dataclasses import dataclass, field
+
+try:
+    if os.environ.get("ERRKB_PURE_PYTHON") == "1":
+        raise ImportError("ERRKB_PURE_PYTHON=1")
+    from errkb import _paste as compiled
+except ImportError:
+    compiled = None
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 _BLANK = r"[^\S\n]"  # a blank that is not a line break: a prefix never runs into the next line
@@ -31,7 +46,7 @@ _PREFIXES = (
 # The lookahead (the first characters the prefixes can start with) turns most lines away at once.
 _PREFIX_RUN = re.compile("\n(?=[(\\[\\dEWIDC])((?:" + "|".join(f"(?:{p})" for p in _PREFIXES) + ")+)")
 _INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG)\b")
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_FRAME = re.compile(r'File "([^"]+)", line (\d{1,9})(?!\d)')  # longer numbers are no file's lines
 # Lines that are never part of a message: traceback frames with the source line under them,
 # and the lines Python prints around tracebacks. Each match is the line break before such a
 # line and the line, up to its own line break.
@@ -39,7 +54,7 @@ _NOT_MESSAGE = re.compile(r'\n[ \t]*(?:File "[^"\n]*", line \d+[^\n]*(?:\n[ \t]+
                           r"|(?:Traceback \(most recent call last\)"
                           r"|During handling of the above exception, another exception occurred"
                           r"|The above exception was the direct cause of the following exception):[ \t]*)(?=\n)")
-_CPP_FROM = re.compile(r"Exception raised from \S+ at ([^\s:]+):(\d+)")
+_CPP_FROM = re.compile(r"Exception raised from \S+ at ([^\s:]+):(\d{1,9})(?!\d)")
 # Which package a file path in a traceback belongs to.
 # First hit wins, so vendored copies (sglang/.../flash_attn/cute) count for their vendor.
 _PACKAGE_HINTS = (
@@ -54,9 +69,9 @@ class OffsetMap:
     every run left whole (in the new text and in the old): a few numbers per cut rather than
     one per character, since most pastes are matched without ever asking."""
 
-    def __init__(self) -> None:
-        self.new_starts = [0]
-        self.old_starts = [0]
+    def __init__(self, new_starts: list[int] | None = None, old_starts: list[int] | None = None) -> None:
+        self.new_starts = new_starts or [0]
+        self.old_starts = old_starts or [0]
 
     def __getitem__(self, i: int) -> int:
         k = bisect_right(self.new_starts, i) - 1
@@ -82,6 +97,66 @@ def _cut(text: str, spans: list[tuple[int, int]], shift: int = 0) -> tuple[str, 
     return "".join(kept), where
 
 
+# ------------------------------------------------------------------ the reference scans
+
+def py_strip_prefixes(plain: str) -> tuple[str, list[int] | None, list[int] | None, list[int]]:
+    """`plain` without its log prefixes; the cut as an OffsetMap's (new_starts, old_starts), or
+    two Nones when nothing was cut; and the numbers of the lines logged at INFO or DEBUG."""
+    prefixes = [m.span(1) for m in _PREFIX_RUN.finditer("\n" + plain)]  # offsets one ahead
+    text, where = _cut(plain, prefixes, shift=1)
+    info_lines: list[int] = []
+    line, counted = 0, 0
+    for start, end in prefixes:
+        prefix = plain[start - 1:end - 1]
+        if ("INFO" in prefix or "DEBUG" in prefix) and _INFO_LEVEL.search(prefix):
+            line += plain.count("\n", counted, start - 1)
+            counted = start - 1
+            info_lines.append(line)
+    return (text, None, None, info_lines) if where is None else (text, where.new_starts, where.old_starts, info_lines)
+
+
+def py_find_frames(text: str) -> list[tuple[str, int]]:
+    """(path, line) of every Python traceback frame."""
+    return [(path, int(number)) for path, number in _FRAME.findall(text)]
+
+
+def py_message_text(text: str, skip: frozenset[int]) -> str:
+    """The message lines of `text`, each ending in a line break; lines numbered in `skip` are
+    left out first (as if they had never been there)."""
+    if skip:
+        text = "\n".join(line for i, line in enumerate(text.split("\n")) if i not in skip)
+    return _NOT_MESSAGE.sub("", "\n" + text + "\n")[1:]
+
+
+def py_message_lines(text: str, skip: frozenset[int]) -> list[tuple[int, str]]:
+    """(offset in text, line) for every non-blank line of `py_message_text(text, skip)`."""
+    kept, pos = [], 0
+    for i, line in enumerate(text.split("\n")):
+        if i not in skip:
+            kept.append((pos, line))
+        pos += len(line) + 1
+    joined = "\n" + "\n".join(line for _, line in kept) + "\n"
+    starts, pos = [], 0  # where each kept line's leading line break is in `joined`
+    for _, line in kept:
+        starts.append(pos)
+        pos += len(line) + 1
+    dropped = set()
+    for m in _NOT_MESSAGE.finditer(joined):
+        first, last = bisect_right(starts, m.start()) - 1, bisect_right(starts, m.end() - 1) - 1
+        dropped.update(range(first, last + 1))
+    return [(offset, line) for k, (offset, line) in enumerate(kept) if k not in dropped and line.strip()]
+
+
+if compiled is not None:
+    strip_prefixes, find_frames = compiled.strip_prefixes, compiled.find_frames
+    message_text, message_lines = compiled.message_text, compiled.message_lines
+else:
+    strip_prefixes, find_frames = py_strip_prefixes, py_find_frames
+    message_text, message_lines = py_message_text, py_message_lines
+
+
+# ------------------------------------------------------------------ the paste
+
 @dataclass(slots=True)
 class Paste:
     original: str
@@ -93,25 +168,14 @@ class Paste:
 
     @property
     def message_text(self) -> str:
-        """The lines that can hold an error or warning message: not traceback frames or the
-        source lines under them (those are evidence), not the lines Python prints around a
-        traceback, not INFO/DEBUG log lines (noise)."""
-        text = self.text
-        if self.info_lines:
-            text = "\n".join(line for i, line in enumerate(text.split("\n")) if i not in self.info_lines)
-        return _NOT_MESSAGE.sub("", "\n" + text + "\n")[1:]
+        """The lines that can hold an error or warning message, each ending in a line break:
+        not traceback frames or the source lines under them (those are evidence), not the
+        lines Python prints around a traceback, not INFO/DEBUG log lines (noise)."""
+        return message_text(self.text, self.info_lines)
 
     def message_lines(self) -> list[tuple[int, str]]:
         """(offset in text, line) for every non-blank line of the message text."""
-        dropped = [(m.start(), m.end() - 1) for m in _NOT_MESSAGE.finditer("\n" + self.text)]  # offsets in text
-        out, pos, k = [], 0, 0
-        for i, line in enumerate(self.text.split("\n")):
-            while k < len(dropped) and dropped[k][1] < pos:
-                k += 1
-            if line.strip() and i not in self.info_lines and not (k < len(dropped) and dropped[k][0] <= pos):
-                out.append((pos, line))
-            pos += len(line) + 1
-        return out
+        return message_lines(self.text, self.info_lines)
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original offsets of cleaned text[start:end]."""
@@ -139,24 +203,16 @@ def parse(original: str) -> Paste:
     if "\x1b" in original:
         plain, without_ansi = _cut(original, [m.span() for m in _ANSI.finditer(original)])
     plain = plain.replace("\r", " ").replace("\\", "/")
-
-    # 2. drop log prefixes (found in "\n" + plain: offsets one ahead), noting INFO/DEBUG lines
-    prefixes = [m.span(1) for m in _PREFIX_RUN.finditer("\n" + plain)]
-    text, without_prefixes = _cut(plain, prefixes, shift=1)
-    info_lines: set[int] = set()
-    line, counted = 0, 0
-    for start, end in prefixes:
-        prefix = plain[start - 1:end - 1]
-        if ("INFO" in prefix or "DEBUG" in prefix) and _INFO_LEVEL.search(prefix):
-            line += plain.count("\n", counted, start - 1)
-            counted = start - 1
-            info_lines.add(line)
-
-    frames = [(path, int(number)) for path, number in _FRAME.findall(text)]
+    # 2. drop log prefixes, noting INFO/DEBUG lines; 3. find the frames
+    text, new_starts, old_starts, info_lines = strip_prefixes(plain)
+    frames = find_frames(text)
     if "Exception raised from" in text:
         frames += [(path, int(number)) for path, number in _CPP_FROM.findall(text)]
-    packages = frozenset(pkg for path, _ in frames if (pkg := _package_of(path)))
-    maps = tuple(step for step in (without_prefixes, without_ansi) if step is not None)
+    packages = frozenset(pkg for path, _ in frames if (pkg := _package_of(path))) if frames else frozenset()
+    if new_starts is None:
+        maps = (without_ansi,) if without_ansi else ()
+    else:
+        maps = (OffsetMap(new_starts, old_starts), without_ansi) if without_ansi else (OffsetMap(new_starts, old_starts),)
     return Paste(original, text, maps, frames, packages, frozenset(info_lines))
 
 

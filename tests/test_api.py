@@ -46,7 +46,8 @@ def test_match_reads_json_whatever_the_content_type(client):
 
 
 @pytest.mark.parametrize("text", ["", "\x00\x01\x02", "\ud800 lone surrogate", "{" * 5000, "\n" * 60000,
-                                  "é" * 20000, "[rank0]: " * 3000, "File \"x\", line 1\n" * 2000])
+                                  "é" * 20000, "[rank0]: " * 3000, "File \"x\", line 1\n" * 2000,
+                                  "File \"x\", line " + "9" * 5000, "Exception raised from f at a.cpp:" + "9" * 5000])
 def test_odd_user_text_never_500s(client, text):
     import json
     resp = client.post("/v1/match", content=json.dumps({"text": text}), headers={"content-type": "application/json"})

@@ -27,8 +27,10 @@ def test_wheel_ships_subpackages_under_errkb(wheel):
     assert "errkb/data/sites/manifest.json" in names
     records = [n for n in names if n.startswith("errkb/data/records/") and n.endswith(".json")]
     assert len(records) == len(list((REPO / "data" / "records").glob("*/*.json")))
-    # the compiled candidate selection, built with the wheel (see test_candidates for why it matters)
-    assert any(n.startswith("errkb/_candidates.") and n.endswith((".so", ".pyd")) for n in names), names
+    # the compiled candidate selection and paste scans, built with the wheel (see test_candidates
+    # and test_paste_compiled for why they matter)
+    for module in ("_candidates", "_paste"):
+        assert any(n.startswith(f"errkb/{module}.") and n.endswith((".so", ".pyd")) for n in names), names
 
 
 def test_installed_wheel_serves_its_embedded_dataset(wheel, tmp_path):
@@ -40,11 +42,11 @@ def test_installed_wheel_serves_its_embedded_dataset(wheel, tmp_path):
                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     stats = json.loads(proc.stdout)
     assert stats["records"] == len(list((REPO / "data" / "records").glob("*/*.json")))
-    probe = ("import errkb.api.app as a, errkb.store as s, errkb.candidates as c, pathlib; a.create_app(); "
-             "print(s.default_data_dir(), (pathlib.Path(a.__file__).parent / 'static' / 'app.js').exists(), "
-             "c.compiled is not None)")
+    probe = ("import errkb.api.app as a, errkb.store as s, errkb.candidates as c, errkb.paste as p, pathlib; "
+             "a.create_app(); print(s.default_data_dir(), (pathlib.Path(a.__file__).parent / 'static' / 'app.js').exists(), "
+             "c.compiled is not None, p.compiled is not None)")
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == [str(target / "errkb" / "data"), "True", "True"]
+    assert out.stdout.split() == [str(target / "errkb" / "data"), "True", "True", "True"]
     assert str(target) in subprocess.run(
         [sys.executable, "-c", "import errkb.store as s; print(s.default_data_dir())"],
         cwd=tmp_path, env=env, capture_output=True, text=True).stdout

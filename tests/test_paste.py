@@ -63,3 +63,10 @@ def test_message_lines_are_the_message_texts_lines_with_their_offsets():
     lines = paste.message_lines()
     assert [line for _, line in lines] == ["ValueError: boom", "second line"]
     assert all(paste.text[pos:pos + len(line)] == line for pos, line in lines)
+
+
+def test_a_line_number_no_file_has_is_not_a_frame():
+    """int() refuses numbers of over 4,300 digits: such a "frame" must not crash parsing."""
+    paste = parse('File "/x/vllm/a.py", line ' + "9" * 5000 + '\nFile "/x/sglang/b.py", line 7, in f\n'
+                  "Exception raised from f at a.cpp:" + "9" * 5000)
+    assert paste.frames == [("/x/sglang/b.py", 7)] and paste.packages == {"sglang"}
