@@ -12,7 +12,7 @@ from pathlib import Path
 
 from errkb import store
 from errkb.dataset import Dataset
-from errkb.match import Entry, Match, MatchIndex, packages_in_order
+from errkb.match import Entry, Match, MatchIndex
 from errkb.model import RecordDetail, Site
 
 
@@ -30,8 +30,7 @@ class KnowledgeBase:
         self.details = {r.id: dataset.detail(r) for r in dataset.records}
         self._record_json: dict[str, bytes] = {}
         self._site_json: dict[str, bytes] = {}
-        self._entry_json_cache: dict[tuple, bytes] = {}
-        self._explained_json_cache: dict[tuple, bytes] = {}
+        self._closing_json_cache: dict[tuple, bytes] = {}
 
     @classmethod
     def load(cls, data_dir: Path | None = None) -> "KnowledgeBase":
@@ -71,33 +70,29 @@ class KnowledgeBase:
         depends only on the entry, the order of its packages and the record or site is written
         once and reused: that is most of the bytes and, before, most of the time."""
         paste, ranked = self.index.ranked(text, limit)
-        items = []
+        pointed, original = paste.packages, paste.original
+        parts = [b'{"matches":[']  # joined once at the end: the records' JSON is copied only once
         for match_id, kind, score, (entry, _, span, params, why) in ranked:
             start, end = paste.span(*span)
             head = _dumps({"id": match_id, "kind": kind, "score": round(score, 4), "span": [start, end],
-                           "matched_text": paste.original[start:end], "params": params, "why": why})
-            items.append(b"".join((head[:-1], b",", self._entry_json(entry, packages_in_order(entry, paste)),
-                                   self._explained_json(match_id, kind))))
-        return b'{"matches":[' + b",".join(items) + b"]}"
+                           "matched_text": original[start:end], "params": params, "why": why})
+            if len(parts) > 1:
+                parts.append(b",")
+            parts += (head[:-1], self._closing_json(match_id, kind, entry, entry.seen_from(pointed).order))
+        parts.append(b"]}")
+        return b"".join(parts)
 
-    def _explained_json(self, match_id: str, kind: str) -> bytes:
-        """The closing members of a match: its record or its site."""
-        key = (match_id, kind)
-        if (cached := self._explained_json_cache.get(key)) is None:
+    def _closing_json(self, match_id: str, kind: str, entry: Entry, order: tuple[str, ...]) -> bytes:
+        """A match's members after `why`: the entry's template, packages and versions (packages
+        in `order`), then its record or its site; written once per combination."""
+        key = (match_id, kind, entry.template, order)
+        if (cached := self._closing_json_cache.get(key)) is None:
+            by_package = entry.versions_by_package
+            members = orjson.dumps({"template": entry.template, "packages": entry.sorted_packages,
+                                    "versions": {pkg: by_package[pkg] for pkg in order}})[1:-1]
             record = self.record_json(match_id) if kind == "record" else b"null"
             site = self.site_json(match_id) if kind == "site" else b"null"
-            cached = self._explained_json_cache[key] = b',"record":%s,"site":%s}' % (record, site)
-        return cached
-
-    def _entry_json(self, entry: Entry, order: tuple[str, ...]) -> bytes:
-        """An entry's template, packages and versions (packages in `order`) as JSON members."""
-        key = (entry.template, order)
-        cached = self._entry_json_cache.get(key)
-        if cached is None:
-            by_package = entry.versions_by_package
-            cached = orjson.dumps({"template": entry.template, "packages": entry.sorted_packages,
-                                   "versions": {pkg: by_package[pkg] for pkg in order}})[1:-1]
-            self._entry_json_cache[key] = cached
+            cached = self._closing_json_cache[key] = b',%s,"record":%s,"site":%s}' % (members, record, site)
         return cached
 
     def etag(self, record_id: str) -> str:

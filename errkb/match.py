@@ -16,6 +16,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from rapidfuzz import fuzz, process
 
@@ -59,6 +60,15 @@ def whole_text(template: str) -> str:
             literal = _TRAILING_WORD.sub("", literal)
         out.append(literal)
     return " ".join(out)
+
+
+class View(NamedTuple):
+    """An entry as one paste sees it (see Entry.seen_from)."""
+
+    evidence: str | None  # why the traceback favours it, or None
+    ids: tuple[str, ...]  # the records (or the one site) a hit counts for
+    kind: str | None  # "record", "site", or None when it counts for neither
+    order: tuple[str, ...]  # its packages, those the traceback points to first
 
 
 @dataclass
@@ -119,9 +129,27 @@ class Entry:
         return tuple(self.versions_by_package)
 
     @cached_property
-    def orders(self) -> dict[frozenset[str], tuple[str, ...]]:
-        """Its packages in order, those a traceback points to first, per set pointed to."""
+    def _views(self) -> dict[frozenset[str], "View"]:
         return {}
+
+    def seen_from(self, pointed: frozenset[str]) -> "View":
+        """What a hit on this entry counts as in a paste whose traceback frames point to the
+        packages `pointed`; worked out once per set of packages (pastes repeat them)."""
+        if (view := self._views.get(pointed)) is None:
+            pointed_to = self.packages & pointed
+            order = self.package_order
+            evidence = None
+            if pointed_to:
+                evidence = "traceback frames point to " + ", ".join(sorted(pointed_to))
+                order = tuple(sorted(order, key=lambda pkg: pkg not in pointed))
+            if self.record_ids:
+                ids, kind = tuple(self.record_ids), "record"
+            elif order:  # a bare site: the first site of the first package
+                ids, kind = (self.first_site[order[0]],), "site"
+            else:
+                ids, kind = (), None
+            view = self._views[pointed] = View(evidence, ids, kind, order)
+        return view
 
     @cached_property
     def sorted_packages(self) -> tuple[str, ...]:
@@ -238,14 +266,16 @@ class MatchIndex:
         # An instance holds every literal token, so only fully covered entries can match exactly.
         if exhaustive:
             hits += [(entry, *found) for entry in self.entries if (found := self._exact(entry, paste, exhaustive))]
+            top = max([hit[1] for hit in hits], default=0.0)
         else:
-            entries, text = self.entries, paste.text
+            entries, text, top = self.entries, paste.text, 0.0
             for i in self.exact_candidates.find(message_text, text):
                 entry = entries[i]
                 if m := entry.finder.search(text):
                     hits.append((entry, entry.exact_score, m.span(), _params(m), [entry.exact_why]))
+                    top = max(top, entry.exact_score)
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
-        if max([hit[1] for hit in hits], default=0.0) < 0.9:
+        if top < 0.9:
             exact = {id(entry) for entry, *_ in hits}
             found = [self.entries[i] for i, _ in self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)]
             hits += self._fuzzy([e for e in found[:FUZZY_CANDIDATES] if id(e) not in exact], paste.message_lines()[-200:])
@@ -310,16 +340,14 @@ class MatchIndex:
         pointed = paste.packages
         for hit in hits:
             entry, score = hit[0], hit[1]
-            if pointed and (pointed_to := entry.packages & pointed):
-                hit[4].append("traceback frames point to " + ", ".join(sorted(pointed_to)))
+            evidence, ids, kind, _ = entry.seen_from(pointed)
+            if evidence:
+                hit[4].append(evidence)
                 score += EVIDENCE_BONUS
                 hit = (entry, score, *hit[2:])
-            if entry.record_ids:
-                ids, kind, score = entry.record_ids, "record", min(1.0, score + RECORD_BONUS)
-            elif entry.package_order:
-                ids, kind, score = (entry.first_site[packages_in_order(entry, paste)[0]],), "site", min(1.0, score)
-            else:
+            if kind is None:
                 continue
+            score = min(1.0, score + RECORD_BONUS) if kind == "record" else min(1.0, score)
             specificity = entry.specificity
             for match_id in ids:
                 held = best.get(match_id)
@@ -333,7 +361,7 @@ class MatchIndex:
     @staticmethod
     def _match(match_id: str, kind: str, score: float, hit: tuple, paste: Paste) -> Match:
         entry, _, span, params, why = hit
-        order = packages_in_order(entry, paste)
+        order = entry.seen_from(paste.packages).order
         by_package = entry.versions_by_package
         versions = dict(by_package) if order is entry.package_order else {pkg: by_package[pkg] for pkg in order}
         start, end = paste.span(*span)
@@ -342,15 +370,6 @@ class MatchIndex:
 
 
 def _params(m: re.Match[str]) -> dict[str, str]:
-    """A match's parameter values (a placeholder repeated in the template is captured once)."""
-    return {k: v for k, v in m.groupdict().items() if v is not None} if m.re.groups else {}
-
-
-def packages_in_order(entry: Entry, paste: Paste) -> tuple[str, ...]:
-    """The entry's packages, those the traceback points to first."""
-    pointed = paste.packages
-    if not pointed or entry.packages.isdisjoint(pointed):
-        return entry.package_order
-    if (order := entry.orders.get(pointed)) is None:
-        order = entry.orders[pointed] = tuple(sorted(entry.package_order, key=lambda pkg: pkg not in pointed))
-    return order
+    """A match's parameter values. A placeholder repeated in the template is captured once, and
+    every group of a template's pattern takes part in any match, so none is ever None."""
+    return m.groupdict()

@@ -73,9 +73,11 @@ class OffsetMap:
         self.new_starts = new_starts or [0]
         self.old_starts = old_starts or [0]
 
-    def __getitem__(self, i: int) -> int:
-        k = bisect_right(self.new_starts, i) - 1
-        return self.old_starts[k] + i - self.new_starts[k]
+    def pair(self, i: int, j: int) -> tuple[int, int]:
+        """Where characters i and j came from (a span's two ends, in one call)."""
+        new, old = self.new_starts, self.old_starts
+        k, m = bisect_right(new, i) - 1, bisect_right(new, j) - 1
+        return old[k] + i - new[k], old[m] + j - new[m]
 
 
 def _cut(text: str, spans: list[tuple[int, int]], shift: int = 0) -> tuple[str, OffsetMap | None]:
@@ -179,12 +181,15 @@ class Paste:
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original offsets of cleaned text[start:end]."""
-        if not self.text:
-            return (0, 0)
         last = len(self.text) - 1
-        first, final = min(start, last), min(max(end - 1, 0), last)
+        if last < 0:
+            return (0, 0)
+        first = start if start < last else last
+        final = end - 1 if end > 1 else 0
+        if final > last:
+            final = last
         for step in self.maps:
-            first, final = step[first], step[final]
+            first, final = step.pair(first, final)
         return first, final + 1
 
     def lines(self) -> list[tuple[int, str]]:
@@ -208,12 +213,15 @@ def parse(original: str) -> Paste:
     frames = find_frames(text)
     if "Exception raised from" in text:
         frames += [(path, int(number)) for path, number in _CPP_FROM.findall(text)]
-    packages = frozenset(pkg for path, _ in frames if (pkg := _package_of(path))) if frames else frozenset()
+    packages = frozenset(filter(None, map(_package_of, [path for path, _ in frames]))) if frames else _NOTHING
     if new_starts is None:
         maps = (without_ansi,) if without_ansi else ()
     else:
         maps = (OffsetMap(new_starts, old_starts), without_ansi) if without_ansi else (OffsetMap(new_starts, old_starts),)
     return Paste(original, text, maps, frames, packages, frozenset(info_lines))
+
+
+_NOTHING: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=4096)  # the same site-packages paths recur in paste after paste
