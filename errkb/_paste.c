@@ -274,7 +274,7 @@ static int append_piece(PyObject *pieces, PyObject *s, Py_ssize_t start, Py_ssiz
 }
 
 PyDoc_STRVAR(strip_prefixes_doc,
-"strip_prefixes(plain) -> (text, new_starts, old_starts, info_lines)\n\n"
+"strip_prefixes(plain) -> (text, (new_starts, old_starts) or None, info_lines)\n\n"
 "errkb.paste.py_strip_prefixes, compiled.");
 
 static PyObject *strip_prefixes(PyObject *self, PyObject *plain) {
@@ -298,14 +298,14 @@ static PyObject *strip_prefixes(PyObject *self, PyObject *plain) {
         start = line_end(&t, end) + 1;  /* a prefix never runs past its line */
     }
     if (PyList_GET_SIZE(new_starts) == 1) {  /* nothing cut */
-        result = Py_BuildValue("(OOOO)", plain, Py_None, Py_None, info);
+        result = Py_BuildValue("(OOO)", plain, Py_None, info);
         goto done;
     }
     if (append_piece(pieces, plain, kept_from, t.n) < 0) goto done;
     PyObject *empty = PyUnicode_New(0, 0);
     PyObject *text = empty ? PyUnicode_Join(empty, pieces) : NULL;
     Py_XDECREF(empty);
-    if (text) result = Py_BuildValue("(NOOO)", text, new_starts, old_starts, info);
+    if (text) result = Py_BuildValue("(N(OO)O)", text, new_starts, old_starts, info);
 done:
     Py_XDECREF(pieces);
     Py_XDECREF(new_starts);

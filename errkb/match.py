@@ -275,15 +275,16 @@ class MatchIndex:
                     hits.append((entry, entry.exact_score, m.span(), _params(m), [entry.exact_why]))
                     top = max(top, entry.exact_score)
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
-        if top < 0.9:
+        if top < 0.9 and (found := self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)):
             exact = {id(entry) for entry, *_ in hits}
-            found = [self.entries[i] for i, _ in self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)]
-            hits += self._fuzzy([e for e in found[:FUZZY_CANDIDATES] if id(e) not in exact], paste.message_lines()[-200:])
-        ranked = self._rank(hits, paste, limit)
+            tried = [e for i, _ in found[:FUZZY_CANDIDATES] if id(e := self.entries[i]) not in exact]
+            hits += self._fuzzy(tried, paste.message_lines()[-200:])
+        ranked = self._rank(hits, paste, limit) if hits else []
         if ranked or exhaustive:
             return paste, ranked
         # Nothing at all: the message may have been retyped or re-cased ("valueerror: bfloat16 ...").
-        return paste, self._rank(self._ignoring_case(paste, message_text), paste, limit)
+        caseless = self._ignoring_case(paste, message_text)
+        return paste, self._rank(caseless, paste, limit) if caseless else []
 
     def _ignoring_case(self, paste: Paste, message_text: str) -> list[tuple]:
         """Exact matches that ignore letter case, for a paste nothing else matched. Candidates

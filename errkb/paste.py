@@ -64,29 +64,18 @@ _PACKAGE_HINTS = (
 )
 
 
-class OffsetMap:
-    """Where each character of a text with some spans cut out came from, kept as the start of
-    every run left whole (in the new text and in the old): a few numbers per cut rather than
-    one per character, since most pastes are matched without ever asking."""
-
-    def __init__(self, new_starts: list[int] | None = None, old_starts: list[int] | None = None) -> None:
-        self.new_starts = new_starts or [0]
-        self.old_starts = old_starts or [0]
-
-    def pair(self, i: int, j: int) -> tuple[int, int]:
-        """Where characters i and j came from (a span's two ends, in one call)."""
-        new, old = self.new_starts, self.old_starts
-        k, m = bisect_right(new, i) - 1, bisect_right(new, j) - 1
-        return old[k] + i - new[k], old[m] + j - new[m]
+# A cut: where each character of a text with some spans cut out came from, kept as the start
+# of every run left whole, in the new text and in the old (a few numbers per cut rather than
+# one per character, since most pastes are matched without ever asking).
+Cut = tuple[list[int], list[int]]
 
 
-def _cut(text: str, spans: list[tuple[int, int]], shift: int = 0) -> tuple[str, OffsetMap | None]:
-    """`text` without the given (start, end) spans, in order, and where each kept character came
-    from (None when nothing was cut). The spans may be offsets into a text `shift` characters longer."""
+def _cut(text: str, spans: list[tuple[int, int]], shift: int = 0) -> tuple[str, Cut | None]:
+    """`text` without the given (start, end) spans, in order, and the cut (None when nothing
+    was cut). The spans may be offsets into a text `shift` characters longer."""
     if not spans:
         return text, None
-    where = OffsetMap()
-    new_starts, old_starts = where.new_starts, where.old_starts
+    new_starts, old_starts = [0], [0]
     kept, pos, new = [], 0, 0
     for start, end in spans:
         start, end = start - shift, end - shift
@@ -96,16 +85,16 @@ def _cut(text: str, spans: list[tuple[int, int]], shift: int = 0) -> tuple[str, 
         old_starts.append(end)
         pos = end
     kept.append(text[pos:])
-    return "".join(kept), where
+    return "".join(kept), (new_starts, old_starts)
 
 
 # ------------------------------------------------------------------ the reference scans
 
-def py_strip_prefixes(plain: str) -> tuple[str, list[int] | None, list[int] | None, list[int]]:
-    """`plain` without its log prefixes; the cut as an OffsetMap's (new_starts, old_starts), or
-    two Nones when nothing was cut; and the numbers of the lines logged at INFO or DEBUG."""
+def py_strip_prefixes(plain: str) -> tuple[str, Cut | None, list[int]]:
+    """`plain` without its log prefixes, the cut (None when nothing was cut), and the numbers
+    of the lines logged at INFO or DEBUG."""
     prefixes = [m.span(1) for m in _PREFIX_RUN.finditer("\n" + plain)]  # offsets one ahead
-    text, where = _cut(plain, prefixes, shift=1)
+    text, cut = _cut(plain, prefixes, shift=1)
     info_lines: list[int] = []
     line, counted = 0, 0
     for start, end in prefixes:
@@ -114,7 +103,7 @@ def py_strip_prefixes(plain: str) -> tuple[str, list[int] | None, list[int] | No
             line += plain.count("\n", counted, start - 1)
             counted = start - 1
             info_lines.append(line)
-    return (text, None, None, info_lines) if where is None else (text, where.new_starts, where.old_starts, info_lines)
+    return text, cut, info_lines
 
 
 def py_find_frames(text: str) -> list[tuple[str, int]]:
@@ -163,7 +152,7 @@ else:
 class Paste:
     original: str
     text: str  # cleaned: no colours, no log prefixes, forward slashes
-    maps: tuple[OffsetMap, ...]  # cleaned text -> ... -> original, one map per step that cut something
+    cuts: tuple[Cut, ...]  # cleaned text -> ... -> original, one per step that cut something
     frames: list[tuple[str, int]] = field(default_factory=list)
     packages: frozenset[str] = frozenset()
     info_lines: frozenset[int] = frozenset()  # lines logged at INFO/DEBUG level
@@ -188,8 +177,9 @@ class Paste:
         final = end - 1 if end > 1 else 0
         if final > last:
             final = last
-        for step in self.maps:
-            first, final = step.pair(first, final)
+        for new, old in self.cuts:
+            k, m = bisect_right(new, first) - 1, bisect_right(new, final) - 1
+            first, final = old[k] + first - new[k], old[m] + final - new[m]
         return first, final + 1
 
     def lines(self) -> list[tuple[int, str]]:
@@ -208,17 +198,22 @@ def parse(original: str) -> Paste:
     if "\x1b" in original:
         plain, without_ansi = _cut(original, [m.span() for m in _ANSI.finditer(original)])
     plain = plain.replace("\r", " ").replace("\\", "/")
-    # 2. drop log prefixes, noting INFO/DEBUG lines; 3. find the frames
-    text, new_starts, old_starts, info_lines = strip_prefixes(plain)
+    # 2. drop log prefixes, noting INFO/DEBUG lines; 3. find the frames and their packages
+    text, without_prefixes, info_lines = strip_prefixes(plain)
     frames = find_frames(text)
     if "Exception raised from" in text:
         frames += [(path, int(number)) for path, number in _CPP_FROM.findall(text)]
-    packages = frozenset(filter(None, map(_package_of, [path for path, _ in frames]))) if frames else _NOTHING
-    if new_starts is None:
-        maps = (without_ansi,) if without_ansi else ()
-    else:
-        maps = (OffsetMap(new_starts, old_starts), without_ansi) if without_ansi else (OffsetMap(new_starts, old_starts),)
-    return Paste(original, text, maps, frames, packages, frozenset(info_lines))
+    packages = _NOTHING
+    if frames:
+        found = set()
+        for path, _ in frames:
+            if pkg := _package_of(path):
+                found.add(pkg)
+        packages = frozenset(found)
+    cuts = (without_prefixes,) if without_prefixes else ()
+    if without_ansi:
+        cuts += (without_ansi,)
+    return Paste(original, text, cuts, frames, packages, frozenset(info_lines))
 
 
 _NOTHING: frozenset[str] = frozenset()
