@@ -1,6 +1,6 @@
 """API throughput: /v1/match against /v1/health, side by side, in one run, on loopback.
 
-    .venv/bin/python bench/api_bench.py [--rounds 5] [--seconds 5] [--connections 16]
+    .venv/bin/python bench/api_bench.py [--rounds 30] [--seconds 1] [--connections 16]
 
 Starts one `errkb serve` (uvicorn, one worker) on a free loopback port and drives it with
 wrk (Debian's `wrk` package): GET /v1/health and POST /v1/match with realistic pastes (rotated
@@ -76,8 +76,8 @@ def wrk(url: str, seconds: int, connections: int, script: str | None = None) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--verbose", action="store_true", help="print every round on stderr")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--pastes", type=int, default=200)
