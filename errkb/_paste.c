@@ -454,14 +454,20 @@ fail:
     return NULL;
 }
 
+/* The (text, skip) arguments of message_text and message_lines, and the message's spans. */
+static Span *message_args(PyObject *args, const char *format, PyObject **text, Text *t, Py_ssize_t *n) {
+    PyObject *skip;
+    if (!PyArg_ParseTuple(args, format, text, &skip) || text_of(*text, t) < 0) return NULL;
+    return message_spans(t, skip, n);
+}
+
 PyDoc_STRVAR(message_text_doc, "message_text(text, skip) -> str\n\nerrkb.paste.py_message_text, compiled.");
 
 static PyObject *message_text(PyObject *self, PyObject *args) {
-    PyObject *text, *skip;
+    PyObject *text;
     Text t;
     Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "UO:message_text", &text, &skip) || text_of(text, &t) < 0) return NULL;
-    Span *lines = message_spans(&t, skip, &n);
+    Span *lines = message_args(args, "UO:message_text", &text, &t, &n);
     if (!lines) return NULL;
     PyObject *pieces = PyList_New(0), *result = NULL, *newline = PyUnicode_FromString("\n");
     if (!pieces || !newline) goto done;
@@ -482,11 +488,10 @@ PyDoc_STRVAR(message_lines_doc,
 "message_lines(text, skip) -> [(offset, line)]\n\nerrkb.paste.py_message_lines, compiled.");
 
 static PyObject *message_lines(PyObject *self, PyObject *args) {
-    PyObject *text, *skip;
+    PyObject *text;
     Text t;
     Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "UO:message_lines", &text, &skip) || text_of(text, &t) < 0) return NULL;
-    Span *lines = message_spans(&t, skip, &n);
+    Span *lines = message_args(args, "UO:message_lines", &text, &t, &n);
     if (!lines) return NULL;
     PyObject *out = PyList_New(0);
     for (Py_ssize_t k = 0; out && k < n; k++) {

@@ -82,23 +82,18 @@ def test_the_compiled_scans_are_built():
 
 
 @needs_compiled
-def test_prefixes_agree(pastes):
-    stripped = 0
-    for plain in pastes:
-        expected = paste.py_strip_prefixes(plain)
-        assert compiled.strip_prefixes(plain) == expected, repr(plain)
-        stripped += expected[1] is not None
-    assert stripped > 2000  # the cases are not all prefix-free
-
-
-@needs_compiled
-def test_frames_agree(pastes):
-    found = 0
+@pytest.mark.parametrize("scan, found, least", [
+    ("strip_prefixes", lambda result: result[1] is not None, 2000),  # the cases are not all prefix-free
+    ("find_frames", bool, 1000),
+])
+def test_scans_agree(pastes, scan, found, least):
+    reference, fast = getattr(paste, "py_" + scan), getattr(compiled, scan)
+    hits = 0
     for text in pastes:
-        expected = paste.py_find_frames(text)
-        assert compiled.find_frames(text) == expected, repr(text)
-        found += bool(expected)
-    assert found > 1000
+        expected = reference(text)
+        assert fast(text) == expected, repr(text)
+        hits += found(expected)
+    assert hits > least
 
 
 @needs_compiled
