@@ -105,8 +105,10 @@ def search_regex(template: str) -> re.Pattern[str]:
     A value is taken greedily and possessively, a blank run or one character at a time, and
     stops before the literal that follows it or a repeat of the literal that precedes it;
     so each value is scanned once, and a text full of near-misses costs little. A leading
-    value is one token; a trailing value runs to the end of the line. Values hold at most
+    value (or run of values side by side) is one token; a trailing value runs to the end of the line. Values hold at most
     MAX_VALUE_STEPS steps (the trailing one 1024 characters); longer ones are left to fuzzy matching.
+    In a run of placeholders side by side only the first splits lazily and the middle ones stay
+    empty, so no run multiplies the retries (errkb/redos.py certifies every derived pattern).
     """
     parts = parse(template)
     pieces: list[str] = []
@@ -122,12 +124,15 @@ def search_regex(template: str) -> re.Pattern[str]:
         if field is None:
             continue
         following = parts[i + 1][0] if i + 1 < len(parts) else None
+        anchor = r"(?<!\S)" if i == 0 else ""  # a leading value starts a token
         if following is None:
             body = r"[^\n]{0,1024}"
+        elif not following and i > 0 and not literal:  # third of a run side by side: empty
+            body = ""  # (so retries never multiply: see errkb/redos.py)
         elif not following:  # two placeholders side by side: split lazily
-            body = r"\S{0,3}?"
-        elif i == 0 and not literal:
-            body = rf"(?<!\S)(?:(?!{_stop(following)})\S){{1,{MAX_VALUE_STEPS}}}+"
+            body = anchor + r"\S{0,3}?"
+        elif not any(lit for lit, _ in parts[:i + 1]):  # leading values: one token in all
+            body = anchor + rf"(?:(?!{_stop(following)})\S){{1,{MAX_VALUE_STEPS}}}+"
         else:
             stops = _stop(following) + (f"|{_stop(literal)}" if literal.strip() else "")
             body = rf"(?:(?!{stops})(?:\s++|[^\s])){{0,{MAX_VALUE_STEPS}}}+"
