@@ -60,7 +60,6 @@ def test_isolation_each_crash_is_recorded_and_the_run_goes_on(full_run):
     assert "SIGSEGV" in r["fake-crash:fix-1"]["reason"]
     assert r["fake-crash:control"]["status"] == "confirmed"  # a fresh worker took over
     assert r["fake-hang:reproduce"]["status"] == "error" and "timeout" in r["fake-hang:reproduce"]["reason"]
-    assert r["fake-hang:reproduce"]["duration_s"] < 60
     assert r["fake-hang:control"]["status"] == "confirmed"
     broken = r["fake-broken-case:reproduce"]
     assert broken["status"] == "error" and "KeyError" in broken["reason"] and "Traceback" in broken["traceback"]
