@@ -240,6 +240,7 @@ class MatchIndex:
         # is its rank among candidates and sorting candidates needs no key.
         weights = candidates.entry_weights([e.words for e in entries], candidates.word_idf([e.words for e in entries]))
         self.entries = [entries[i] for i in sorted(range(len(entries)), key=lambda i: -weights[i])]
+        self.evidence_of = {r.id: tuple(r.evidence) for r in dataset.records if r.evidence}
         self.exact_candidates = candidates.exact_candidates(exact_plan(self.entries))
         self.weighted_candidates = candidates.weighted_candidates(weighted_plan(self.entries))
 
@@ -333,12 +334,13 @@ class MatchIndex:
                          [f"fuzzy match: {ratio:.0f}% of the message text (wording differs)"]))
         return hits
 
-    @staticmethod
-    def _rank(hits: list[tuple], paste: Paste, limit: int) -> list[Ranked]:
+    def _rank(self, hits: list[tuple], paste: Paste, limit: int) -> list[Ranked]:
         """The best hit for each record or site, best first. Hits from a package that the
-        traceback's frames point to score a little higher (their why says so)."""
+        traceback's frames point to score a little higher (their why says so). A record with
+        evidence counts only when the paste holds some of it, and then scores higher too."""
         best: dict[str, tuple] = {}
         pointed = paste.packages
+        evidence_of = self.evidence_of
         for hit in hits:
             entry, score = hit[0], hit[1]
             evidence, ids, kind, _ = entry.seen_from(pointed)
@@ -351,13 +353,21 @@ class MatchIndex:
             score = min(1.0, score + RECORD_BONUS) if kind == "record" else min(1.0, score)
             specificity = entry.specificity
             for match_id in ids:
+                own_score, own_hit, named = score, hit, None
+                if match_id in evidence_of:
+                    named = next((e for e in evidence_of[match_id] if e.contains in paste.original), None)
+                    if named is None:
+                        continue
+                    own_score = min(1.0, score + EVIDENCE_BONUS)
+                    own_hit = (*hit[:4], [*hit[4], f"the paste names {named.contains} ({named.package})"])
                 held = best.get(match_id)
-                if held is None or (held[0], held[1]) < (score, specificity):
-                    best[match_id] = (score, specificity, kind, hit)
+                if held is None or (held[0], held[1]) < (own_score, specificity):
+                    best[match_id] = (own_score, specificity, kind, own_hit, named is not None)
         ranked = [item for item in best.items() if item[1][0] >= MIN_SCORE]
-        if len(ranked) > 1:
-            ranked.sort(key=lambda item: (-round(item[1][0], 3), -item[1][1], item[1][2] != "record", item[0]))
-        return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit) in ranked[:limit]]
+        if len(ranked) > 1:  # at equal scores (capped at 1.0), named evidence goes first
+            ranked.sort(key=lambda item: (-round(item[1][0], 3), not item[1][4], -item[1][1],
+                                          item[1][2] != "record", item[0]))
+        return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, _) in ranked[:limit]]
 
     @staticmethod
     def _match(match_id: str, kind: str, score: float, hit: tuple, paste: Paste) -> Match:

@@ -144,6 +144,14 @@ class Fix(_Strict):
     caveats: str | None = None
 
 
+class Evidence(_Strict):
+    """Text in a paste that ties a generic message to one library: a module, `.so`, path or
+    log name (`flash_attn_2_cuda`, `/flashinfer/`, `flash_fwd_launch_template.h`)."""
+
+    contains: NonEmpty = Field(description="Text the paste must contain, anywhere, letter case kept.")
+    package: NonEmpty = Field(description="The library that text names.")
+
+
 class Verification(_Strict):
     status: VerificationStatus = "unverified"
     cases: list[str] = []
@@ -179,8 +187,14 @@ class Record(_Strict):
     lint_rules: list[str] = []
     verification: Verification = Verification()
     sites: list[SiteId] = Field(
-        min_length=1, description="Harvested sites this record explains; where it is raised and which "
-        "versions raise it are derived from them, never stored twice.")
+        default=[], description="Harvested sites this record explains; where it is raised and which "
+        "versions raise it are derived from them, never stored twice. Empty only with `origin`.")
+    origin: str | None = Field(
+        default=None, description="Where the text comes from when no harvested package raises it: the "
+        "CUDA runtime, Python's import system, the dynamic loader, a compiler. Required when `sites` is empty.")
+    evidence: list[Evidence] = Field(
+        default=[], description="When set, the record answers only pastes that contain one of these "
+        "texts, and then ranks above records without evidence that share its message.")
     provenance: Provenance
 
 

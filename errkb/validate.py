@@ -134,6 +134,8 @@ def _check_record(ds: Dataset, record: Record, fingerprints: set[str], report: R
     except templates.TemplateError as exc:
         report.errors.append(f"{rid}: {exc}")
         return
+    if not record.sites and not record.origin:
+        report.errors.append(f"{rid}: links no harvested site and names no origin")
     linked = []
     for sid in record.sites:
         if sid in ds.sites:

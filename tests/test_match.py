@@ -123,3 +123,25 @@ def test_ignoring_case_is_a_last_resort(index):
     # Short messages do not match in another case: too likely to be ordinary prose.
     assert top(index, "RuntimeError: batch size must be positive").id == "fa2-batch-size-not-positive"
     assert top(index, "RUNTIMEERROR: BATCH SIZE MUST BE POSITIVE") is None
+
+
+def test_evidence_names_the_library_and_the_generic_record_answers_without_it(dataset, data_dir):
+    from errkb.dataset import Dataset
+    from errkb.model import Evidence
+
+    message = "zq kernel image zq is not here for this device"
+    generic = dataset.records[0].model_copy(update={
+        "id": "zz-generic", "template": message, "message": message, "sites": [], "related": [],
+        "origin": "made up for this test", "evidence": []})
+    specific = generic.model_copy(update={
+        "id": "zz-library", "evidence": [Evidence(contains="flash_attn_2_cuda", package="flash-attn")]})
+    index = MatchIndex(Dataset.load(data_dir, records=[*dataset.records, specific, generic]))
+
+    plain = index.match(f"RuntimeError: {message}")
+    assert [m.id for m in plain] == ["zz-generic"]  # without evidence the library record stays out
+
+    traced = index.match(f'  File "/x/flash_attn/flash_attn_interface.py", line 1, in f\n'
+                         f"    flash_attn_2_cuda.fwd(q)\nRuntimeError: {message}")
+    assert [m.id for m in traced] == ["zz-library", "zz-generic"]
+    assert "the paste names flash_attn_2_cuda (flash-attn)" in traced[0].why
+    assert not any("names" in why for why in traced[1].why)

@@ -129,3 +129,10 @@ def test_a_site_only_older_versions_have_is_history_unless_the_newest_has_none(d
     raw["sites"] = old
     path.write_text(json.dumps(raw))
     assert any(w.startswith(f"{record.id}:") and "gone from" in w for w in validate(data_copy).warnings)
+
+
+def test_a_record_without_sites_must_say_where_its_text_comes_from(data_copy):
+    _edit(data_copy, lambda r: r.update(sites=[], origin=None))
+    assert f"{EXAMPLE}: links no harvested site and names no origin" in _errors(data_copy)
+    _edit(data_copy, lambda r: r.update(origin="the CUDA runtime's error string"))
+    assert "names no origin" not in _errors(data_copy)
