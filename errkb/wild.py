@@ -1,0 +1,139 @@
+"""The wild corpus (tests/wild/): real pastes sampled without looking at the records.
+
+Labels name the error (the decisive line, the library, the family), never an errkb record,
+so they could be written and the test split frozen before the records that answer them.
+How the pastes were sampled is in tests/wild/SAMPLING.md; this module holds the split rule
+and the scoring, so the report script and the tests agree on both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from errkb.match import Match, MatchIndex
+
+WILD_DIR = Path(__file__).resolve().parent.parent / "tests" / "wild"
+DEV_SHARE = 0.6
+
+# Which errkb package names and backends speak for a labelled library.
+LIBRARY_PACKAGES: dict[str, set[str]] = {
+    "flash-attn": {"flash-attn"},
+    "flash-attn-4": {"flash-attn-4"},
+    "vllm-flash-attn": {"flash-attn", "vllm"},
+    "flashinfer": {"flashinfer-python"},
+    "vllm": {"vllm"},
+    "sglang": {"sglang"},
+    "sgl-kernel": {"sgl-kernel", "sglang-kernel"},
+    "torch": {"torch", "pytorch-aten", "pytorch-headers"},
+    "transformers": {"transformers"},
+    "xformers": {"xformers"},
+    "triton": {"triton"},
+    "flashmla": {"flashmla"},
+}
+LIBRARY_BACKENDS: dict[str, set[str]] = {
+    "flash-attn": {"fa2", "fa3"},
+    "flash-attn-4": {"fa4"},
+    "vllm-flash-attn": {"fa2", "fa3"},
+    "flashinfer": {"flashinfer", "trtllm"},
+    "vllm": {"vllm"},
+    "sglang": {"sglang"},
+    "sgl-kernel": {"fa3", "flashmla", "cutlass-mla", "sglang"},
+    "torch": {"sdpa", "flex-attention", "cudnn"},
+    "transformers": set(),
+    "xformers": {"xformers"},
+    "triton": {"triton"},
+    "flashmla": {"flashmla"},
+}
+
+
+def split(url: str) -> str:
+    """'dev' or 'test', from the URL alone (SAMPLING.md section 4)."""
+    value = int(hashlib.sha256(url.encode()).hexdigest()[:8], 16) / 2**32
+    return "dev" if value < DEV_SHARE else "test"
+
+
+@dataclass(frozen=True)
+class Label:
+    file: str
+    url: str
+    in_scope: bool
+    message: str
+    library: str
+    family: str
+    note: str
+
+    @property
+    def part(self) -> str:
+        return split(self.url)
+
+
+def load_labels(wild_dir: Path = WILD_DIR) -> list[Label]:
+    fields = Label.__dataclass_fields__
+    lines = (wild_dir / "labels.jsonl").read_text(encoding="utf-8").splitlines()
+    return [Label(**{k: v for k, v in json.loads(line).items() if k in fields}) for line in lines if line.strip()]
+
+
+def paste_text(label: Label, wild_dir: Path = WILD_DIR) -> str:
+    return (wild_dir / "pastes" / label.file).read_text(encoding="utf-8")
+
+
+def frozen_digest(wild_dir: Path = WILD_DIR) -> str:
+    """sha256 over the test split's labels and pastes, in file order: what test.sha256 freezes."""
+    digest = hashlib.sha256()
+    for label in sorted((x for x in load_labels(wild_dir) if x.part == "test"), key=lambda x: x.file):
+        digest.update(json.dumps(label.__dict__, sort_keys=True, ensure_ascii=False).encode())
+        digest.update(paste_text(label, wild_dir).encode())
+    return digest.hexdigest()
+
+
+@dataclass
+class Outcome:
+    label: Label
+    got: list[Match]
+    verdict: str  # "right", "wrong", "abstained", or for out-of-scope pastes "quiet" / "spoke"
+
+
+def libraries_of(packages: set[str], backends: set[str] = frozenset()) -> set[str]:
+    """The labelled libraries that a set of errkb package names and backends speak for."""
+    return {lib for lib in LIBRARY_PACKAGES if LIBRARY_PACKAGES[lib] & packages or LIBRARY_BACKENDS[lib] & backends}
+
+
+def judge(label: Label, text: str, got: list[Match], speaks_for: dict[str, set[str]]) -> str:
+    """A match is right when its span overlaps the labelled line and it is about the labelled
+    library: by the packages its template occurs in, or for a record by its backends and evidence."""
+    if not label.in_scope:
+        return "quiet" if not got else "spoke"
+    if not got:
+        return "abstained"
+    top = got[0]
+    start = text.find(label.message)
+    overlaps = start >= 0 and top.span[0] < start + len(label.message) and start < top.span[1]
+    libraries = libraries_of(set(top.packages)) | speaks_for.get(top.id, set())
+    about = label.library == "other" or label.library in libraries
+    return "right" if overlaps and about else "wrong"
+
+
+def evaluate(index: MatchIndex, wild_dir: Path = WILD_DIR) -> list[Outcome]:
+    speaks_for = {r.id: libraries_of({e.package for e in r.evidence}, set(r.backends)) for r in index.dataset.records}
+    out = []
+    for label in load_labels(wild_dir):
+        text = paste_text(label, wild_dir)
+        got = index.match(text, limit=3)
+        out.append(Outcome(label, got, judge(label, text, got, speaks_for)))
+    return out
+
+
+def summary(outcomes: list[Outcome]) -> dict[str, int | float]:
+    inside = [o for o in outcomes if o.label.in_scope]
+    outside = [o for o in outcomes if not o.label.in_scope]
+    count = lambda v, xs: sum(o.verdict == v for o in xs)  # noqa: E731
+    return {
+        "pastes": len(outcomes), "in_scope": len(inside), "no_error": len(outside),
+        "right": count("right", inside), "wrong": count("wrong", inside), "abstained": count("abstained", inside),
+        "quiet": count("quiet", outside),
+        "top1": count("right", inside) / len(inside) if inside else 0.0,
+        "quiet_share": count("quiet", outside) / len(outside) if outside else 1.0,
+    }

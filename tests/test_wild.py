@@ -1,0 +1,64 @@
+"""The wild corpus (tests/wild/): well-formed, its test split frozen, and lookup held to a floor
+on it. Figures per split come from bench/eval_report.py."""
+
+import json
+
+import pytest
+
+from errkb import wild
+from errkb.match import MatchIndex
+
+LIBRARIES = set(wild.LIBRARY_PACKAGES) | {"other"}
+FAMILIES = {"arch-mismatch", "abi-mismatch", "missing-module", "build-failure", "unsupported-gpu",
+            "unsupported-dtype", "unsupported-head-dim", "unsupported-feature", "shape-or-argument",
+            "resource-limit", "backend-selection", "numerical", "other"}
+
+
+@pytest.fixture(scope="module")
+def labels():
+    return wild.load_labels()
+
+
+@pytest.fixture(scope="module")
+def outcomes(dataset):
+    return wild.evaluate(MatchIndex(dataset))
+
+
+def test_the_split_depends_on_the_url_alone():
+    assert wild.split("https://github.com/vllm-project/vllm/issues/1") == wild.split("https://github.com/vllm-project/vllm/issues/1")
+    parts = [wild.split(f"https://github.com/o/r/issues/{n}") for n in range(2000)]
+    assert 0.55 < parts.count("dev") / len(parts) < 0.65
+
+
+def test_every_label_is_well_formed(labels):
+    assert len({x.file for x in labels}) == len(labels) and len({x.url for x in labels}) == len(labels)
+    for label in labels:
+        text = wild.paste_text(label)
+        assert text.strip(), label.file
+        assert label.library in LIBRARIES and label.family in FAMILIES, label.file
+        assert label.message in text, f"{label.file}: the labelled message is not in the paste"
+        assert not label.in_scope or label.message.strip(), f"{label.file}: in scope with no message"
+
+
+def test_every_paste_came_from_a_recorded_hit(labels):
+    hits = [json.loads(line) for line in (wild.WILD_DIR / "hits.jsonl").read_text().splitlines()]
+    pasted = {h["url"] for h in hits if h["decision"] == "paste"}
+    assert pasted == {x.url for x in labels}
+
+
+def test_the_test_split_is_frozen():
+    frozen = (wild.WILD_DIR / "test.sha256").read_text().split()[0]
+    assert wild.frozen_digest() == frozen, "tests/wild's test split changed: it is frozen (SAMPLING.md)"
+
+
+def test_pastes_without_an_attention_error_mostly_get_no_record(outcomes):
+    s = wild.summary([o for o in outcomes if o.label.part == "dev"])
+    assert s["no_error"] >= 10 and s["quiet_share"] >= 0.95, s
+
+
+def test_lookup_keeps_its_floor_on_the_frozen_test_split(outcomes):
+    floor = json.loads((wild.WILD_DIR / "floor.json").read_text())
+    s = wild.summary([o for o in outcomes if o.label.part == "test"])
+    assert s["top1"] >= floor["test_top1"], s
+    assert s["wrong"] / s["in_scope"] <= floor["test_wrong_share"], s
+    assert s["quiet_share"] >= floor["test_quiet_share"], s
