@@ -11,6 +11,7 @@ set -euo pipefail
 CACHE=${CACHE:-../cache/dl}
 FA_REPO=${FA_REPO:-../.mirror/Dao-AILab+flash-attention/repo}
 FI_REPO=${FI_REPO:-../.mirror/flashinfer-ai+flashinfer/repo}  # a flashinfer-ai/flashinfer clone
+XF_REPO=${XF_REPO:-../.mirror/facebookresearch+xformers/repo}  # a facebookresearch/xformers clone
 ERRKB=${ERRKB:-.venv/bin/errkb}
 plat=(--only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_34_x86_64)
 
@@ -55,7 +56,12 @@ for v in 4.0.0b20 4.0.0b30 4.0.0b36; do $ERRKB harvest flash-attn-4 $v "$(fetch_
 for v in 0.0.4 0.0.9 0.1.6; do $ERRKB harvest flashinfer-python $v "$(flashinfer_tag_as_wheel "$FI_REPO" v$v)"; done
 for v in 0.2.0.post2 0.2.14.post1; do $ERRKB harvest flashinfer-python $v "git:$FI_REPO@v$v"; done
 for v in 0.6.16 0.7.0 0.7.4; do $ERRKB harvest flashinfer-python $v "$(fetch_wheel flashinfer-python $v flashinfer)"; done
-for v in 0.2.7 0.6.6.post1 0.8.5 0.10.2 0.30.0 0.32.0 0.33.0; do $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done
+for v in 0.2.7 0.3.3 0.4.3 0.5.5 0.6.6.post1 0.7.3 0.8.5 0.9.2 0.10.2 0.11.0 0.19.1 0.23.0 0.27.1 0.30.0 0.31.0 0.32.0 0.33.0; do
+  $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done  # 0.12-0.18 published no sdist
+# Neighbours users meet around the backends: xformers' fmha dispatcher (git tags), transformers'
+# attn_implementation checks (pure-Python wheels).
+for v in 0.0.16 0.0.20 0.0.23.post1 0.0.28.post3 0.0.32.post2 0.0.35; do $ERRKB harvest xformers $v "git:$XF_REPO@v$v"; done
+for v in 4.36.2 4.41.2 4.46.3 4.51.3 4.57.3 5.25.0; do $ERRKB harvest transformers $v "$(fetch_wheel transformers $v transformers)"; done
 for v in 2.9.1 2.10.0 2.11.0; do
   $ERRKB harvest torch $v "$(fetch_wheel torch $v torch --only-binary=:all: --platform macosx_11_0_arm64 --python-version 3.12)"
 done
