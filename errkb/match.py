@@ -39,7 +39,17 @@ EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _LEADING_WORD = re.compile(r"^\w+")
 _TRAILING_WORD = re.compile(r"\w+\Z")
+# Python's own messages (placeholders and quotes removed) that packages re-raise word for word.
+PYTHON_MESSAGES = frozenset({
+    "module has no attribute", "object has no attribute", "No module named",
+    "got an unexpected keyword argument", "missing required positional argument",
+    "takes positional arguments but were given", "is not supported", "not supported",
+})
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
+
+
+def _skeleton(literal: str) -> str:
+    return " ".join(literal.replace("'", " ").replace('"', " ").split())
 
 
 def words(text: str) -> set[str]:
@@ -144,12 +154,19 @@ class Entry:
                 order = tuple(sorted(order, key=lambda pkg: pkg not in pointed))
             if self.record_ids:
                 ids, kind = tuple(self.record_ids), "record"
-            elif order:  # a bare site: the first site of the first package
+            elif order and (pointed_to or not self.says_little):  # a bare site: the first of the first package
                 ids, kind = (self.first_site[order[0]],), "site"
             else:
                 ids, kind = (), None
             view = self._views[pointed] = View(evidence, ids, kind, order)
         return view
+
+    @cached_property
+    def says_little(self) -> bool:
+        """A bare site whose text alone says little: it repeats one of Python's own messages
+        (`module {name} has no attribute {attr}` from a module __getattr__). It answers only when
+        the traceback points into its package."""
+        return _skeleton(self.literal) in PYTHON_MESSAGES
 
     @cached_property
     def sorted_packages(self) -> tuple[str, ...]:

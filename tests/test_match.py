@@ -145,3 +145,13 @@ def test_evidence_names_the_library_and_the_generic_record_answers_without_it(da
     assert [m.id for m in traced] == ["zz-library", "zz-generic"]
     assert "the paste names flash_attn_2_cuda (flash-attn)" in traced[0].why
     assert not any("names" in why for why in traced[1].why)
+
+
+def test_a_site_repeating_pythons_own_message_needs_frames_in_its_package(index):
+    # flash-attn-4's module __getattr__ raises Python's "module ... has no attribute ..." text
+    text = "AttributeError: module 'comfy_kitchen' has no attribute 'int8_attention_is_available'"
+    assert index.match(text) == []
+    traced = ('  File "/venv/lib/python3.12/site-packages/flash_attn/cute/flash_fwd.py", line 1249, in __getattr__\n'
+              "AttributeError: module 'flash_attn.cute.flash_fwd' has no attribute 'FlashFwdSm200'")
+    hit = top(index, traced)
+    assert hit is not None and hit.id.startswith("flash-attn-4:") and "traceback frames point to" in " ".join(hit.why)
