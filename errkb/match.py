@@ -32,6 +32,7 @@ MAX_CANDIDATES = 64
 FUZZY_MIN_RATIO = 88.0
 FUZZY_CANDIDATES = 12
 FUZZY_MIN_COVERAGE = 0.7  # a reworded message still shares most of its words
+MIN_FUZZY_LITERAL = 30  # characters of literal text a fuzzy match needs ("q must be a CUDA tensor" is too little)
 MIN_CASELESS_LITERAL = 30  # characters of literal text a match that ignores case needs
 CASELESS_PENALTY = 0.05  # its case was changed: a little less sure than an exact match
 RECORD_BONUS = 0.02
@@ -39,11 +40,13 @@ EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _LEADING_WORD = re.compile(r"^\w+")
 _TRAILING_WORD = re.compile(r"\w+\Z")
-# Python's own messages (placeholders and quotes removed) that packages re-raise word for word.
-PYTHON_MESSAGES = frozenset({
+# Messages (placeholders and quotes removed) whose words do not say which library raised them:
+# Python's own, re-raised word for word, and the input checks every CUDA extension writes.
+GENERIC_MESSAGES = frozenset({
     "module has no attribute", "object has no attribute", "No module named",
     "got an unexpected keyword argument", "missing required positional argument",
     "takes positional arguments but were given", "is not supported", "not supported",
+    "must be a CUDA tensor", "must be on CUDA", "must be contiguous", "must be on the same device",
 })
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
 
@@ -164,9 +167,10 @@ class Entry:
     @cached_property
     def says_little(self) -> bool:
         """A bare site whose text alone says little: it repeats one of Python's own messages
-        (`module {name} has no attribute {attr}` from a module __getattr__). It answers only when
-        the traceback points into its package."""
-        return _skeleton(self.literal) in PYTHON_MESSAGES
+        (`module {name} has no attribute {attr}` from a module __getattr__) or a check every CUDA
+        extension makes (`{name} must be a CUDA tensor`). It answers only when the traceback
+        points into its package."""
+        return _skeleton(self.literal) in GENERIC_MESSAGES
 
     @cached_property
     def sorted_packages(self) -> tuple[str, ...]:
@@ -334,7 +338,7 @@ class MatchIndex:
         is the first with the highest of the two. Both scores are symmetric, so each line is
         compared with every literal in one call per scorer (rapidfuzz prepares the line once
         and loops in C) rather than each literal with every line."""
-        entries = [e for e in entries if len(e.literal) >= 20]  # too little text to trust a fuzzy match
+        entries = [e for e in entries if len(e.literal) >= MIN_FUZZY_LITERAL]  # too little text to trust
         literals = [e.literal for e in entries]
         best: dict[int, tuple[float, int]] = {}  # entry -> (score, line)
         for index, (_, line) in enumerate(lines if literals else ()):
