@@ -24,7 +24,7 @@ from errkb import candidates, templates
 from errkb.candidates import tokens
 from errkb.dataset import Dataset
 from errkb.model import Site
-from errkb.paste import Paste, parse
+from errkb.paste import Paste, message_text_with_info, parse
 
 MIN_SCORE = 0.75  # below this a candidate is noise, and "no match" is the honest answer
 MIN_EXACT_LITERAL = 8  # characters of literal text a template needs before an exact match counts
@@ -157,12 +157,17 @@ class Entry:
                 order = tuple(sorted(order, key=lambda pkg: pkg not in pointed))
             if self.record_ids:
                 ids, kind = tuple(self.record_ids), "record"
-            elif order and (pointed_to or not self.says_little):  # a bare site: the first of the first package
+            elif order and not self.info_only and (pointed_to or not self.says_little):  # a bare site
                 ids, kind = (self.first_site[order[0]],), "site"
             else:
                 ids, kind = (), None
             view = self._views[pointed] = View(evidence, ids, kind, order)
         return view
+
+    @cached_property
+    def info_only(self) -> bool:
+        """Only INFO log lines print it: never an answer by itself, only through a record."""
+        return all(site.kind == "log-info" for site in self.sites)
 
     @cached_property
     def says_little(self) -> bool:
@@ -290,12 +295,8 @@ class MatchIndex:
             hits += [(entry, *found) for entry in self.entries if (found := self._exact(entry, paste, exhaustive))]
             top = max([hit[1] for hit in hits], default=0.0)
         else:
-            entries, text, top = self.entries, paste.text, 0.0
-            for i in self.exact_candidates.find(message_text, text):
-                entry = entries[i]
-                if m := entry.finder.search(text):
-                    hits.append((entry, entry.exact_score, m.span(), _params(m), [entry.exact_why]))
-                    top = max(top, entry.exact_score)
+            hits = self._exact_hits(message_text, paste.text)
+            top = max([hit[1] for hit in hits], default=0.0)
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if top < 0.9 and (found := self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)):
             exact = {id(entry) for entry, *_ in hits}
@@ -305,8 +306,24 @@ class MatchIndex:
         if ranked or exhaustive:
             return paste, ranked
         # Nothing at all: the message may have been retyped or re-cased ("valueerror: bfloat16 ...").
-        caseless = self._ignoring_case(paste, message_text)
-        return paste, self._rank(caseless, paste, limit) if caseless else []
+        if caseless := self._ignoring_case(paste, message_text):
+            return paste, self._rank(caseless, paste, limit)
+        # Still nothing, and no error line said anything: an INFO line may be the explanation
+        # (vLLM logs at INFO why it picked or skipped a backend).
+        if paste.info_lines and (informed := self._exact_hits(message_text_with_info(paste), paste.text)):
+            for hit in informed:
+                hit[4].append("found on an INFO line (no other line of the paste matched)")
+            return paste, self._rank(informed, paste, limit)
+        return paste, []
+
+    def _exact_hits(self, message_text: str, text: str) -> list[tuple]:
+        """Exact matches of the entries whose every literal token is in `message_text`."""
+        hits, entries = [], self.entries
+        for i in self.exact_candidates.find(message_text, text):
+            entry = entries[i]
+            if m := entry.finder.search(text):
+                hits.append((entry, entry.exact_score, m.span(), _params(m), [entry.exact_why]))
+        return hits
 
     def _ignoring_case(self, paste: Paste, message_text: str) -> list[tuple]:
         """Exact matches that ignore letter case, for a paste nothing else matched. Candidates

@@ -48,6 +48,7 @@ SiteKind = Literal[
     "warning",  # warnings.warn
     "log-error",  # logger.error / logger.exception / logger.critical
     "log-warning",  # logger.warning
+    "log-info",  # logger.info: an explanation only a record can give meaning to
     "check",  # C++ check macro: TORCH_CHECK, FLASHINFER_CHECK, TVM_FFI_ICHECK, ...
     "check-warning",  # C++ warning macro: TORCH_WARN, ...
     "throw",  # C++ throw

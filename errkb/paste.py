@@ -192,6 +192,11 @@ class Paste:
         return out
 
 
+def message_text_with_info(paste: Paste) -> str:
+    """The message text with the INFO/DEBUG lines put back (for a paste whose other lines matched nothing)."""
+    return message_text(paste.text, frozenset())
+
+
 def parse(original: str) -> Paste:
     # 1. drop ANSI sequences (rare: most pastes skip this step)
     plain, without_ansi = original, None

@@ -155,3 +155,11 @@ def test_a_site_repeating_pythons_own_message_needs_frames_in_its_package(index)
               "AttributeError: module 'flash_attn.cute.flash_fwd' has no attribute 'FlashFwdSm200'")
     hit = top(index, traced)
     assert hit is not None and hit.id.startswith("flash-attn-4:") and "traceback frames point to" in " ".join(hit.why)
+
+
+def test_an_info_line_explains_a_paste_with_no_error_line(index):
+    info = "INFO 05-10 12:00:00 selector.py:217] Cannot use FlashAttention-2 backend for Volta and Turing GPUs.\n"
+    hit = top(index, "INFO 05-10 12:00:00 llm_engine.py:100] Initializing an LLM engine\n" + info)
+    assert hit.id == "vllm-fa2-skipped-pre-ampere" and "found on an INFO line" in " ".join(hit.why)
+    error = "RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n"
+    assert top(index, info + error).id != "vllm-fa2-skipped-pre-ampere"  # an error line speaks first

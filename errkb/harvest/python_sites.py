@@ -1,7 +1,8 @@
 """Find user-visible messages in Python source with `ast`.
 
 Covers `raise X(msg)`, `assert cond, msg`, `warnings.warn(msg, Category)` and
-`logger.error/exception/critical/warning(msg, *args)`. f-strings, `.format` and `%`
+`logger.error/exception/critical/warning/info(msg, *args)` (INFO lines only ever answer
+through a record: see errkb/match.py). f-strings, `.format` and `%`
 parameters become named placeholders; module-level string constants and a message built in
 a local variable just before the raise are followed.
 """
@@ -16,7 +17,8 @@ from errkb.templates import escape, placeholder_name as name_for_source
 
 LOG_LEVELS = {"error": "log-error", "exception": "log-error", "critical": "log-error",
               "fatal": "log-error", "warning": "log-warning", "warn": "log-warning",
-              "warning_once": "log-warning", "error_once": "log-error", "warning_one_rank": "log-warning"}
+              "warning_once": "log-warning", "error_once": "log-error", "warning_one_rank": "log-warning",
+              "info": "log-info", "info_once": "log-info"}
 _PERCENT = re.compile(r"%(?:\((\w+)\))?[-#0 +]*\d*(?:\.\d+)?[sdifrxXeEgGc%]")
 
 
