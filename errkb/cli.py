@@ -231,7 +231,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    # argparse cannot take positionals on both sides of an option (`verify merge --into X A B`):
+    # a subcommand that allows it names the list the leftover words belong to.
+    if extra and (spill := getattr(args, "leftovers_into", None)) and not any(w.startswith("-") for w in extra):
+        getattr(args, spill).extend(extra)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args.func(args)
 
 

@@ -317,3 +317,17 @@ def test_a_stand_in_imports_but_calling_it_is_an_error_not_a_verdict():
             ctx.expect_error(lambda: None)
     assert "errkb_fake_kernels" not in sys.modules
     assert "errkb_fake_kernels" in " ".join(ctx.notes)
+
+
+def test_merge_takes_into_before_or_after_the_files(full_run, tmp_path):
+    _, out, _ = full_run
+    cli = [sys.executable, "-c", "import sys; from errkb.cli import main; sys.exit(main(sys.argv[1:]))"]
+    for n, cmd in enumerate([
+            [sys.executable, "-m", "errkb.verify", "merge", "--no-records", "--into", str(tmp_path / "a.json"), str(out)],
+            [*cli, "verify", "merge", "--no-records", "--into", str(tmp_path / "b.json"), str(out), str(out)],
+            [*cli, "verify", "merge", str(out), "--into", str(tmp_path / "c.json"), "--no-records"]]):
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, (n, proc.stderr)
+    assert all(json.loads((tmp_path / f"{x}.json").read_text())["results"] for x in "abc")
+    bad = subprocess.run([*cli, "verify", "merge", str(out), "--bogus"], cwd=REPO, capture_output=True, text=True)
+    assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr

@@ -96,13 +96,13 @@ def register(subparsers, data_dir_of) -> None:
     p = subparsers.add_parser("verify", help="run verification cases on this machine, or merge results",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
-    p.set_defaults(func=lambda args: execute(args, Path(data_dir_of(args))))
+    p.set_defaults(func=lambda args: execute(args, Path(data_dir_of(args))), leftovers_into="files")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m errkb.verify", description=__doc__)
     parser.add_argument("--data-dir", help="dataset folder (default: data/ in the repository)")
     add_arguments(parser)
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # `merge --into X A B` as well as `merge A B --into X`
     data_dir = Path(args.data_dir) if args.data_dir else _default_data_dir(args)
     return execute(args, data_dir)
