@@ -51,7 +51,7 @@ flashinfer_tag_as_wheel() {  # repo tag -> folder
 [ -n "${ONLY:-}" ] || for v in 0.5.20 0.5.22 0.5.23; do $ERRKB harvest sglang $v "$(fetch_wheel sglang $v sglang "${plat[@]}")"; done
 for v in 0.4.8 0.4.9 0.4.10; do $ERRKB harvest sglang-kernel $v "$(fetch_wheel sglang-kernel $v sglang-kernel "${plat[@]}")"; done
 for v in 0.3.21; do $ERRKB harvest sgl-kernel $v "$(fetch_wheel sgl-kernel $v sgl-kernel "${plat[@]}")"; done
-for v in 2.4.2 2.5.9.post1 2.6.3 2.7.4.post1 2.8.0.post2 2.8.2 2.8.3; do $ERRKB harvest flash-attn $v "git:$FA_REPO@v$v"; done
+for v in 0.2.8 1.0.9 2.0.9 2.1.2 2.2.5 2.3.6 2.4.2 2.5.9.post1 2.6.3 2.7.4.post1 2.8.0.post2 2.8.2 2.8.3; do $ERRKB harvest flash-attn $v "git:$FA_REPO@v$v"; done
 for v in 4.0.0b20 4.0.0b30 4.0.0b36; do $ERRKB harvest flash-attn-4 $v "$(fetch_wheel flash-attn-4 $v flash-attn-4 --pre)"; done
 for v in 0.0.4 0.0.9 0.1.6; do $ERRKB harvest flashinfer-python $v "$(flashinfer_tag_as_wheel "$FI_REPO" v$v)"; done
 for v in 0.2.0.post2 0.2.14.post1; do $ERRKB harvest flashinfer-python $v "git:$FI_REPO@v$v"; done
