@@ -44,6 +44,7 @@ class PackageConfig:
     path_map: tuple[tuple[str, str], ...]  # distribution path prefix -> repository path prefix
     include: tuple[str, ...]  # globs on distribution paths (see glob_match)
     exclude: tuple[str, ...]
+    info_lines: bool = False  # harvest logger.info lines too (vLLM explains its backend choice at INFO)
 
     def in_scope(self, dist_path: str) -> bool:
         return any(glob_match(g, dist_path) for g in self.include) and not any(
@@ -72,6 +73,7 @@ def load_packages(data_dir: Path) -> dict[str, PackageConfig]:
         name: PackageConfig(
             name=name, repo=cfg["repo"], tag=cfg.get("tag"),
             path_map=tuple(tuple(p) for p in cfg.get("path_map", [])),
-            include=tuple(cfg["include"]), exclude=tuple(cfg.get("exclude", [])))
+            include=tuple(cfg["include"]), exclude=tuple(cfg.get("exclude", [])),
+            info_lines=cfg.get("info_lines", False))
         for name, cfg in raw.items()
     }

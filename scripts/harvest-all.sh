@@ -47,7 +47,7 @@ flashinfer_tag_as_wheel() {  # repo tag -> folder
   echo "$out"
 }
 
-[ -n "${ONLY:-}" ] || for v in 0.4.6.post5 0.4.9.post6 0.5.3; do $ERRKB harvest sglang $v "$(fetch_sdist sglang $v sglang)"; done
+[ -n "${ONLY:-}" ] || for v in 0.2.15 0.3.6 0.4.6.post5 0.4.9.post6 0.5.3 0.5.4 0.5.8 0.5.12 0.5.16; do $ERRKB harvest sglang $v "$(fetch_sdist sglang $v sglang)"; done
 [ -n "${ONLY:-}" ] || for v in 0.5.20 0.5.22 0.5.23; do $ERRKB harvest sglang $v "$(fetch_wheel sglang $v sglang "${plat[@]}")"; done
 for v in 0.4.8 0.4.9 0.4.10; do $ERRKB harvest sglang-kernel $v "$(fetch_wheel sglang-kernel $v sglang-kernel "${plat[@]}")"; done
 for v in 0.3.21; do $ERRKB harvest sgl-kernel $v "$(fetch_wheel sgl-kernel $v sgl-kernel "${plat[@]}")"; done
@@ -55,7 +55,7 @@ for v in 0.2.8 1.0.9 2.0.9 2.1.2 2.2.5 2.3.6 2.4.2 2.5.9.post1 2.6.3 2.7.4.post1
 for v in 4.0.0b20 4.0.0b30 4.0.0b36; do $ERRKB harvest flash-attn-4 $v "$(fetch_wheel flash-attn-4 $v flash-attn-4 --pre)"; done
 for v in 0.0.4 0.0.9 0.1.6; do $ERRKB harvest flashinfer-python $v "$(flashinfer_tag_as_wheel "$FI_REPO" v$v)"; done
 for v in 0.2.0.post2 0.2.14.post1; do $ERRKB harvest flashinfer-python $v "git:$FI_REPO@v$v"; done
-for v in 0.6.16 0.7.0 0.7.4; do $ERRKB harvest flashinfer-python $v "$(fetch_wheel flashinfer-python $v flashinfer)"; done
+for v in 0.6.16 0.7.0 0.7.2 0.7.4; do $ERRKB harvest flashinfer-python $v "$(fetch_wheel flashinfer-python $v flashinfer)"; done
 for v in 0.2.7 0.3.3 0.4.3 0.5.5 0.6.6.post1 0.7.3 0.8.5 0.9.2 0.10.2 0.11.0 0.19.1 0.23.0 0.27.1 0.30.0 0.31.0 0.32.0 0.33.0; do
   $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done  # 0.12-0.18 published no sdist
 # Neighbours users meet around the backends: xformers' fmha dispatcher (git tags), transformers'

@@ -58,3 +58,12 @@ def test_skips_raises_without_readable_text():
 
 def test_unparsable_file_yields_nothing():
     assert extract("bad.py", "def broken(:\n") == []
+
+
+def test_info_lines_are_read_only_for_packages_that_explain_themselves_at_info():
+    from errkb.harvest import python_sites
+
+    text = 'logger.info("Cannot use FlashAttention-2 backend for head size %d.", head_size)\n'
+    assert python_sites.extract("vllm/x.py", text) == []
+    [site] = python_sites.extract("vllm/x.py", text, info_lines=True)
+    assert site.kind == "log-info" and site.template == "Cannot use FlashAttention-2 backend for head size {head_size}."

@@ -52,7 +52,7 @@ def extract_sites(cfg: PackageConfig, source: str) -> tuple[list[python_sites.Ra
         repo_path = cfg.repo_path(path)
         scoped[repo_path] = text
         if path.endswith(".py"):
-            raw.extend(python_sites.extract(repo_path, text))
+            raw.extend(python_sites.extract(repo_path, text, info_lines=cfg.info_lines))
         else:
             raw.extend(cpp_sites.extract(repo_path, text, macros))
     return raw, scoped, len(scoped)

@@ -1,8 +1,8 @@
 """Find user-visible messages in Python source with `ast`.
 
 Covers `raise X(msg)`, `assert cond, msg`, `warnings.warn(msg, Category)` and
-`logger.error/exception/critical/warning/info(msg, *args)` (INFO lines only ever answer
-through a record: see errkb/match.py). f-strings, `.format` and `%`
+`logger.error/exception/critical/warning(msg, *args)`, and `logger.info` for packages that
+explain themselves at INFO (they only ever answer through a record: see errkb/match.py). f-strings, `.format` and `%`
 parameters become named placeholders; module-level string constants and a message built in
 a local variable just before the raise are followed.
 """
@@ -17,8 +17,8 @@ from errkb.templates import escape, placeholder_name as name_for_source
 
 LOG_LEVELS = {"error": "log-error", "exception": "log-error", "critical": "log-error",
               "fatal": "log-error", "warning": "log-warning", "warn": "log-warning",
-              "warning_once": "log-warning", "error_once": "log-error", "warning_one_rank": "log-warning",
-              "info": "log-info", "info_once": "log-info"}
+              "warning_once": "log-warning", "error_once": "log-error", "warning_one_rank": "log-warning"}
+INFO_LEVELS = {"info": "log-info", "info_once": "log-info"}  # only for packages with "info_lines"
 _PERCENT = re.compile(r"%(?:\((\w+)\))?[-#0 +]*\d*(?:\.\d+)?[sdifrxXeEgGc%]")
 
 
@@ -66,7 +66,8 @@ class _Message:
 
 
 class _Extractor(ast.NodeVisitor):
-    def __init__(self, path: str, constants: dict[str, str]) -> None:
+    def __init__(self, path: str, constants: dict[str, str], levels: dict[str, str] = LOG_LEVELS) -> None:
+        self.levels = levels
         self.path = path
         self.constants = constants
         self.sites: list[RawSite] = []
@@ -228,10 +229,10 @@ class _Extractor(ast.NodeVisitor):
                 (k.value for k in node.keywords if k.arg == "category"), None)
             cls = _dotted_tail(category) if category is not None else "UserWarning"
             self._add(node, "warning", cls, self._template(node.args[0]))
-        elif (isinstance(func, ast.Attribute) and func.attr in LOG_LEVELS and node.args
+        elif (isinstance(func, ast.Attribute) and func.attr in self.levels and node.args
               and _looks_like_logger(func.value)):
             extra = node.args[1:] if len(node.args) > 1 else None
-            self._add(node, LOG_LEVELS[func.attr], None, self._template(node.args[0], extra))
+            self._add(node, self.levels[func.attr], None, self._template(node.args[0], extra))
         self.generic_visit(node)
 
 
@@ -264,12 +265,13 @@ def _module_constants(tree: ast.Module) -> dict[str, str]:
     return out
 
 
-def extract(path: str, text: str) -> list[RawSite]:
-    """All message sites in one Python file; a file that does not parse yields none."""
+def extract(path: str, text: str, info_lines: bool = False) -> list[RawSite]:
+    """All message sites in one Python file; a file that does not parse yields none. INFO
+    log lines are read only when asked (`info_lines` in data/packages.json)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
-    extractor = _Extractor(path, _module_constants(tree))
+    extractor = _Extractor(path, _module_constants(tree), {**LOG_LEVELS, **INFO_LEVELS} if info_lines else LOG_LEVELS)
     extractor.visit(tree)
     return extractor.sites
