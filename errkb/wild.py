@@ -102,8 +102,9 @@ def libraries_of(packages: set[str], backends: set[str] = frozenset()) -> set[st
 
 
 def judge(label: Label, text: str, got: list[Match], speaks_for: dict[str, set[str]]) -> str:
-    """A match is right when its span overlaps the labelled line and it is about the labelled
-    library: by the packages its template occurs in, or for a record by its backends and evidence."""
+    """A match is right when its span overlaps the labelled line (or it matched text that the
+    labelled line repeats) and it is about the labelled library: by the packages its template
+    occurs in, or for a record by its backends and evidence."""
     if not label.in_scope:
         return "quiet" if not got else "spoke"
     if not got:
@@ -111,6 +112,8 @@ def judge(label: Label, text: str, got: list[Match], speaks_for: dict[str, set[s
     top = got[0]
     start = text.find(label.message)
     overlaps = start >= 0 and top.span[0] < start + len(label.message) and start < top.span[1]
+    # the same message printed again (a warning repeated before the final exception) counts too
+    overlaps = overlaps or len(top.matched_text.strip()) >= 8 and top.matched_text.strip() in label.message
     libraries = libraries_of(set(top.packages)) | speaks_for.get(top.id, set())
     about = label.library == "other" or label.library in libraries
     return "right" if overlaps and about else "wrong"
