@@ -43,7 +43,7 @@ _TRAILING_WORD = re.compile(r"\w+\Z")
 # Messages (placeholders and quotes removed) whose words do not say which library raised them:
 # Python's own, re-raised word for word, and the input checks every CUDA extension writes.
 GENERIC_MESSAGES = frozenset({
-    "module has no attribute", "object has no attribute", "No module named",
+    "module has no attribute", "object has no attribute", "has no attribute", "No module named",
     "got an unexpected keyword argument", "missing required positional argument",
     "takes positional arguments but were given", "is not supported", "not supported",
     "must be a CUDA tensor", "must be on CUDA", "must be contiguous", "must be on the same device",
