@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Literal
 
-from fastapi import Request
+from fastapi import HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import ClientDisconnect
@@ -13,6 +14,8 @@ from starlette.requests import ClientDisconnect
 from errkb.model import RecordDetail, Site
 
 MAX_TEXT_BYTES = 64 * 1024
+MAX_BODY_BYTES = 8 * MAX_TEXT_BYTES  # JSON escaping can grow text; anything far beyond is refused
+BODY_TIMEOUT_S = 30.0  # the default time a client has to send a body (create_app's body_timeout_s)
 
 
 class MatchRequest(BaseModel):
@@ -24,29 +27,44 @@ async def read_match_request(request: Request) -> MatchRequest:
     """POST /v1/match's body, validated by pydantic straight from its JSON bytes: one call in
     place of FastAPI's generic body handling (decode to dicts, then validate), which costs as
     much as matching a short paste. Errors are FastAPI's own 422s, located in the body."""
-    raw = await _body(request)
+    raw = await read_body(request)
     try:
         return MatchRequest.model_validate_json(raw)
     except ValidationError as exc:
         problem = exc
+    if any("recursion limit" in e["msg"] for e in problem.errors()):  # nested too deep: json would recurse too
+        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in problem.errors()])
     try:  # pydantic's JSON reader refuses a lone surrogate (half an emoji) that json reads
         return MatchRequest.model_validate(json.loads(raw))
-    except ValueError:  # json's errors and pydantic's ValidationError alike
+    except (ValueError, RecursionError):  # json's errors, pydantic's ValidationError, nesting past the stack
         raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in problem.errors()]) from None
 
 
-async def _body(request: Request) -> bytes:
+async def read_body(request: Request) -> bytes:
     """The request body, read straight from the ASGI channel. Starlette's Request.body goes
     through an async generator, which the event loop hooks and tracks: that cost as much as
-    validating the body. Disconnects end the request as Starlette's own reader does."""
+    validating the body. The bytes are counted as they come, chunked bodies included: past
+    MAX_BODY_BYTES reading stops with a 413. The whole body must arrive within the app's
+    body_timeout_s (408). Disconnects end the request as Starlette's own reader does."""
     chunks = []
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            raise ClientDisconnect()
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+    size = 0
+    timeout_s = request.app.state.body_timeout_s
+    try:
+        async with asyncio.timeout(timeout_s):
+            while True:
+                message = await request.receive()
+                if message["type"] == "http.disconnect":
+                    raise ClientDisconnect()
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise HTTPException(413, f"request body is over the limit of {MAX_BODY_BYTES} bytes: "
+                                             "paste the error and its traceback only")
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+    except TimeoutError:
+        raise HTTPException(408, f"request body not received within {timeout_s:g} s") from None
 
 
 # The body as /docs shows it: the route reads it itself (read_match_request), so FastAPI

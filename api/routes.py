@@ -11,6 +11,9 @@ from errkb.kb import KnowledgeBase
 from errkb.model import RecordDetail
 
 router = APIRouter(prefix="/v1")
+# Every error answer is a Problem ({"detail": str}), 422 included: the app's RequestValidationError
+# handler writes one sentence where FastAPI would write (and document) a list of errors.
+INVALID = {422: {"model": Problem, "description": "Invalid request"}}
 
 
 @router.get("/health", response_model=Health, tags=["meta"])
@@ -20,7 +23,8 @@ async def health(kb: KnowledgeBase = Depends(get_kb)) -> Health:
 
 
 @router.post("/match", response_model=MatchResponse, tags=["lookup"], openapi_extra=MATCH_REQUEST_DOC,
-             responses={413: {"model": Problem}, 422: {"model": Problem}})
+             responses={**INVALID, 408: {"model": Problem, "description": "Body not received in time"},
+                        413: {"model": Problem, "description": "Body or text over the limit"}})
 async def match(request: Request, kb: KnowledgeBase = Depends(get_kb)) -> Response:
     body = await read_match_request(request)
     # CPU-bound and sub-millisecond: run inline rather than hopping to a thread.
@@ -31,7 +35,8 @@ async def match(request: Request, kb: KnowledgeBase = Depends(get_kb)) -> Respon
 
 
 @router.get("/errors/{record_id}", response_model=RecordDetail, tags=["records"],
-            responses={404: {"model": Problem}, 304: {"description": "Not modified (ETag)"}})
+            responses={**INVALID, 404: {"model": Problem, "description": "No such record"},
+                       304: {"description": "Not modified (ETag)"}})
 def get_error(record_id: str, request: Request, response: Response, kb: KnowledgeBase = Depends(get_kb)):
     if record_id not in kb.details:
         raise HTTPException(404, f"no record with id {record_id!r}")
@@ -43,7 +48,7 @@ def get_error(record_id: str, request: Request, response: Response, kb: Knowledg
     return kb.details[record_id]
 
 
-@router.get("/errors", response_model=RecordList, tags=["records"])
+@router.get("/errors", response_model=RecordList, tags=["records"], responses=INVALID)
 def list_errors(q: str | None = None, backend: str | None = None, package: str | None = None,
                 version: str | None = None, error_class: str | None = None, tag: str | None = None,
                 limit: int = Query(20, ge=1, le=200), offset: int = Query(0, ge=0),
@@ -52,7 +57,7 @@ def list_errors(q: str | None = None, backend: str | None = None, package: str |
     return RecordList(total=len(found), items=found[offset:offset + limit])
 
 
-@router.get("/sites", response_model=SiteList, tags=["sites"])
+@router.get("/sites", response_model=SiteList, tags=["sites"], responses=INVALID)
 def list_sites(q: str | None = None, package: str | None = None, version: str | None = None,
                kind: str | None = None, error_class: str | None = None,
                limit: int = Query(20, ge=1, le=200), offset: int = Query(0, ge=0),

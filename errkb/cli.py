@@ -135,12 +135,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
+    from errkb.api.server import Limits, serve
 
-    from errkb.api.app import create_app
-
-    uvicorn.run(create_app(Path(args.data_dir) if args.data_dir else None), host=args.host, port=args.port,
-                log_level="info")
+    limits = Limits(header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout,
+                    keep_alive_s=args.keep_alive, max_connections=args.max_connections)
+    serve(Path(args.data_dir) if args.data_dir else None, host=args.host, port=args.port, limits=limits)
     return 0
 
 
@@ -219,6 +218,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the REST API and the web page")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    from errkb.api.server import Limits  # light: no uvicorn, no app
+
+    p.add_argument("--header-timeout", type=float, default=Limits.header_timeout_s, metavar="S",
+                   help="seconds a client has to send a request's line and headers (default %(default)s)")
+    p.add_argument("--body-timeout", type=float, default=Limits.body_timeout_s, metavar="S",
+                   help="seconds a client has to send a POST body; then 408 (default %(default)s)")
+    p.add_argument("--keep-alive", type=float, default=Limits.keep_alive_s, metavar="S",
+                   help="seconds an idle connection is kept between requests (default %(default)s)")
+    p.add_argument("--max-connections", type=int, default=Limits.max_connections, metavar="N",
+                   help="open connections at most; one more is answered 503 and closed (default %(default)s)")
     p.set_defaults(func=cmd_serve)
 
     _register_plugins(sub)
