@@ -12,11 +12,13 @@ Imports nothing heavy at the top: the CLI reads Limits to build its --help."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from errkb.lint import config as config_mod
-from errkb.lint.rule import ALL_ARCHS
+from errkb.lint.archs import ALL_ARCHS
 
 
 def register(sub, data_dir_of) -> None:
@@ -38,6 +37,8 @@ def _split(values) -> list[str]:
 
 
 def _lint(args: argparse.Namespace, data_dir: Path) -> int:
+    from errkb.lint import config as config_mod  # libcst and the rules load only when linting
+
     from errkb.lint.engine import load_record_texts
     from errkb.lint.output import FORMATS
     from errkb.lint.rule import all_rules

@@ -16,8 +16,7 @@ import libcst as cst
 from errkb.lint.analysis import CallArgs, CallSite, ModuleIndex
 from errkb.lint.targets import positional_params
 
-ALL_ARCHS = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm103", "sm110", "sm120", "sm121")
-DEFAULT_ARCHS = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm120")
+from errkb.lint.archs import ALL_ARCHS, DEFAULT_ARCHS  # noqa: F401 (re-exported)
 
 
 def arch_major(arch: str) -> int:

@@ -10,11 +10,11 @@ import json
 import sys
 from pathlib import Path
 
-from errkb.verify import results as res
-from errkb.verify import runner
 
 
 def _default_data_dir(args) -> Path:
+    from errkb.verify import runner
+
     return runner.REPO / "data"
 
 
@@ -39,6 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def execute(args, data_dir: Path) -> int:
+    from errkb.verify import results as res, runner  # loaded when a verify command runs, not for --help
+
     if args.action == "merge":
         if not args.files:
             print("errkb verify merge: give at least one result file", file=sys.stderr)

@@ -1,4 +1,6 @@
-"""The `errkb` command line: a thin shell over the library."""
+"""The `errkb` command line: a thin shell over the library, and the one place where the core
+(errkb/), the API (api/) and the linter (lint/) are put together. Imports are made per
+subcommand, so `errkb --help` loads neither pydantic nor libcst."""
 
 from __future__ import annotations
 
@@ -7,10 +9,10 @@ import json
 import sys
 from pathlib import Path
 
-from errkb import store
-
 
 def _data_dir(args: argparse.Namespace) -> Path:
+    from errkb import store
+
     return Path(args.data_dir) if args.data_dir else store.default_data_dir()
 
 
@@ -38,6 +40,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_register(args: argparse.Namespace) -> int:
     """Issue ids for new record files (append them to data/ids.txt)."""
+    from errkb import store
     from errkb.ids import register
 
     data_dir = _data_dir(args)
@@ -73,6 +76,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
+    from errkb import store
     from errkb.drift import drift, format_drift
 
     try:
@@ -145,6 +149,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_sites(args: argparse.Namespace) -> int:
     """Find harvested sites whose template contains TEXT (for linking records)."""
+    from errkb import store
+
     needle = args.text.lower()
     sites = store.read_all_sites(_data_dir(args))
     for site in sites:
