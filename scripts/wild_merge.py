@@ -1,11 +1,13 @@
-"""Merge the collectors' groups (tests/wild/collect/G/) into the wild corpus.
+"""Merge collectors' groups (tests/wild/collect/G/) into the wild corpus.
 
     python scripts/wild_merge.py
 
-Hits are ordered by query index, then rank; a URL seen earlier is a duplicate, wherever the
-earlier hit came from (SAMPLING.md section 3). Writes tests/wild/hits.jsonl (every hit and its
-decision), tests/wild/pastes/ and tests/wild/labels.jsonl, and checks that each label's
-message is a substring of its paste. Existing pastes are never rewritten: the corpus only grows.
+New hits are ordered by query index, then rank, after every hit already in tests/wild/hits.jsonl;
+a URL seen before is a duplicate, wherever the earlier hit came from (SAMPLING.md section 3).
+Round-3 hits that split to test stay `set-aside` (never read, never added: the test split is
+frozen). Appends to tests/wild/hits.jsonl and tests/wild/labels.jsonl, copies new pastes into
+tests/wild/pastes/, and checks that each label's message is a substring of its paste. Existing
+pastes and labels are never rewritten: the corpus only grows.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def main() -> int:
+    old_hits, old_labels = read_jsonl(WILD / "hits.jsonl"), read_jsonl(WILD / "labels.jsonl")
     groups = sorted(p for p in (WILD / "collect").iterdir() if p.is_dir())
     hits, labels = [], {}  # labels by (group, url)
     for group in groups:
@@ -33,19 +36,18 @@ def main() -> int:
         for label in read_jsonl(group / "labels.jsonl"):
             labels[group, label["url"]] = {k: label[k] for k in FIELDS}
     hits.sort(key=lambda pair: (pair[0]["q"], pair[0]["rank"]))
-    seen: set[str] = set()
-    merged_hits, merged_labels, problems = [], [], []
-    (WILD / "pastes").mkdir(exist_ok=True)
+    seen = {h["url"] for h in old_hits}
+    new_hits, new_labels, problems = [], [], []
     for hit, group in hits:
         url = hit["url"]
         if url in seen:
-            merged_hits.append({**hit, "decision": "duplicate"})
+            new_hits.append({**hit, "decision": "duplicate"})
             continue
         seen.add(url)
         decision = hit["decision"]
         if decision == "duplicate":  # cannot be: the group's first copy sorts before it
             problems.append(f"{url}: first seen as a duplicate")
-        merged_hits.append({**hit, "decision": decision})
+        new_hits.append({**hit, "decision": decision})
         if decision != "paste":
             continue
         if (group, url) not in labels:
@@ -53,16 +55,19 @@ def main() -> int:
             continue
         label = labels[group, url]
         target = WILD / "pastes" / label["file"]
-        if not target.exists():
-            shutil.copyfile(group / "pastes" / label["file"], target)
+        if target.exists():
+            problems.append(f"{label['file']}: a paste of that name exists already")
+            continue
+        shutil.copyfile(group / "pastes" / label["file"], target)
         if label["message"] and label["message"] not in target.read_text(encoding="utf-8"):
             problems.append(f"{label['file']}: message is not in the paste")
-        merged_labels.append(label)
-    with open(WILD / "hits.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(h, ensure_ascii=False) + "\n" for h in merged_hits)
-    with open(WILD / "labels.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(x, ensure_ascii=False) + "\n" for x in merged_labels)
-    print(f"{len(merged_hits)} hits, {len(merged_labels)} pastes, {len(problems)} problems")
+        new_labels.append(label)
+    with open(WILD / "hits.jsonl", "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(h, ensure_ascii=False) + "\n" for h in new_hits)
+    with open(WILD / "labels.jsonl", "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(x, ensure_ascii=False) + "\n" for x in new_labels)
+    print(f"{len(new_hits)} new hits, {len(new_labels)} new pastes "
+          f"({len(old_labels) + len(new_labels)} in all), {len(problems)} problems")
     for p in problems:
         print("  " + p)
     return 1 if problems else 0
