@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import re
+from bisect import bisect_left
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,9 +36,12 @@ FUZZY_MIN_COVERAGE = 0.7  # a reworded message still shares most of its words
 MIN_FUZZY_LITERAL = 30  # characters of literal text a fuzzy match needs ("q must be a CUDA tensor" is too little)
 MIN_CASELESS_LITERAL = 30  # characters of literal text a match that ignores case needs
 CASELESS_PENALTY = 0.05  # its case was changed: a little less sure than an exact match
+MIN_CUT_PREFIX = 24  # characters a cut-off last line needs before its start can name a message
+CUT_SCORE = 0.85  # a message seen only in part: less sure than a whole one
 RECORD_BONUS = 0.02
 EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_ERROR_CLASS = re.compile(r"\s*[\w.]*(?:Error|Exception|Warning)\s*:\s*")
 _LEADING_WORD = re.compile(r"^\w+")
 _TRAILING_WORD = re.compile(r"\w+\Z")
 # Messages (placeholders and quotes removed) whose words do not say which library raised them:
@@ -267,6 +271,9 @@ class MatchIndex:
         weights = candidates.entry_weights([e.words for e in entries], candidates.word_idf([e.words for e in entries]))
         self.entries = [entries[i] for i in sorted(range(len(entries)), key=lambda i: -weights[i])]
         self.evidence_of = {r.id: tuple(r.evidence) for r in dataset.records if r.evidence}
+        # Each entry's text up to its first placeholder, sorted, to find what a cut-off line begins.
+        self.heads = sorted((head, i) for i, e in enumerate(self.entries)
+                            if len(head := " ".join(templates.parse(e.template)[0][0].split())) >= MIN_CUT_PREFIX)
         self.exact_candidates = candidates.exact_candidates(exact_plan(self.entries))
         self.weighted_candidates = candidates.weighted_candidates(weighted_plan(self.entries))
 
@@ -314,7 +321,30 @@ class MatchIndex:
             for hit in informed:
                 hit[4].append("found on an INFO line (no other line of the paste matched)")
             return paste, self._rank(informed, paste, limit)
+        if paste.packages and (cut := self._cut_short(paste)):
+            return paste, self._rank(cut, paste, limit)
         return paste, []
+
+    def _cut_short(self, paste: Paste) -> list[tuple]:
+        """A paste that ends inside a message (a truncated log): its last line is the start of
+        the message of an entry whose package the traceback points into."""
+        lines = paste.message_lines()
+        if not lines:
+            return []
+        offset, line = lines[-1]
+        start = m.end() if (m := _ERROR_CLASS.match(line)) else 0
+        cut = " ".join(line[start:].split())
+        if len(cut) < MIN_CUT_PREFIX:
+            return []
+        hits = []
+        for head, i in self.heads[bisect_left(self.heads, (cut,)):]:
+            if not head.startswith(cut):
+                break
+            entry = self.entries[i]
+            if entry.packages & paste.packages:
+                why = f"the paste ends inside this message: its first {len(cut)} characters"
+                hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
+        return hits[:MAX_CANDIDATES]
 
     def _exact_hits(self, message_text: str, text: str) -> list[tuple]:
         """Exact matches of the entries whose every literal token is in `message_text`."""

@@ -163,3 +163,21 @@ def test_an_info_line_explains_a_paste_with_no_error_line(index):
     assert hit.id == "vllm-fa2-skipped-pre-ampere" and "found on an INFO line" in " ".join(hit.why)
     error = "RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n"
     assert top(index, info + error).id != "vllm-fa2-skipped-pre-ampere"  # an error line speaks first
+
+
+@pytest.mark.parametrize("text", [
+    "运行时报错RuntimeError:FlashAttention only supports Ampere GPUs or newer.怎么办",
+    "エラー：RuntimeError: FlashAttention only supports Ampere GPUs or newer.出现这个问题",
+    "训练时出现 FlashAttention only supports Ampere GPUs or newer。",  # a full-width stop
+])
+def test_prose_in_another_language_around_the_message_does_not_hide_it(index, text):
+    assert top(index, text).id == "fa2-ampere-gpu-required"
+
+
+def test_a_paste_cut_inside_the_message_matches_its_start_when_the_frames_agree(index):
+    frames = ('  File "/usr/lib/python3.12/site-packages/flash_attn/flash_attn_interface.py", line 90, in fwd\n'
+              "    out = flash_attn_gpu.fwd(q, k, v)\n")
+    cut = "RuntimeError: FlashAttention forward only supports head dimen"
+    hit = top(index, frames + cut)
+    assert hit.id == "fa2-headdim-over-256" and "ends inside this message" in hit.why[0]
+    assert index.match(cut) == []  # without frames to agree, a cut line is too little to go on
