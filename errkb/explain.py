@@ -29,14 +29,15 @@ def format_record(d: RecordDetail, fmt: str = "text") -> str:
                 lines += [f"       {line}" for line in code.splitlines()]
         if fix.caveats:
             lines.append(wrap("caveat: " + fix.caveats, "     "))
-    lines += ["", "Raised at:"]
+    lines += ["", "Raised at:" if d.raised_at else "Raised by:"]
     lines += [f"  {loc.package} {loc.version}  {loc.path}:{loc.line}" + (f"  {loc.url}" if loc.url else "")
               for loc in d.raised_at]
     if d.origin:
         lines.append(wrap("Origin: " + d.origin))
     if d.evidence:
         lines.append("Answers when the paste names: " + ", ".join(f"{e.contains} ({e.package})" for e in d.evidence))
-    lines += ["Versions: " + "; ".join(f"{a.package} {a.first_seen}..{a.last_seen}" for a in d.affected)]
+    if d.affected:
+        lines.append("Versions: " + "; ".join(f"{a.package} {a.first_seen}..{a.last_seen}" for a in d.affected))
     if d.related:
         lines.append("Related: " + ", ".join(d.related))
     return "\n".join(lines)
