@@ -71,11 +71,18 @@ def render_record(d: RecordDetail) -> str:
     for loc in d.raised_at:
         where = f"{loc.package} {loc.version}: {loc.path}:{loc.line}"
         parts.append(f'<li><a href="{escape(loc.url)}">{escape(where)}</a></li>' if loc.url else f"<li>{escape(where)}</li>")
-    parts.append("</ul><h2>Versions</h2><ul>")
-    for a in d.affected:
-        removed = f", gone in {a.removed_in}" if a.removed_in else ""
-        parts.append(f"<li>{escape(a.package)}: {escape(a.first_seen)} … {escape(a.last_seen)}{escape(removed)}</li>")
     parts.append("</ul>")
+    if d.origin:
+        parts.append(f'<p class="origin">{escape(d.origin)}</p>')
+    if d.evidence:
+        parts.append("<p>Answers when the paste names: " + ", ".join(
+            f"<code>{escape(e.contains)}</code> ({escape(e.package)})" for e in d.evidence) + "</p>")
+    if d.affected:
+        parts.append("<h2>Versions</h2><ul>")
+        for a in d.affected:
+            removed = f", gone in {a.removed_in}" if a.removed_in else ""
+            parts.append(f"<li>{escape(a.package)}: {escape(a.first_seen)} … {escape(a.last_seen)}{escape(removed)}</li>")
+        parts.append("</ul>")
     if d.related:
         parts.append("<h2>Related</h2><ul>" + "".join(
             f'<li><a href="/errors/{escape(r)}">{escape(r)}</a></li>' for r in d.related) + "</ul>")

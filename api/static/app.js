@@ -40,12 +40,12 @@ function renderRecord(m) {
     const text = loc.package + " " + loc.version + ": " + loc.path + ":" + loc.line;
     where.append(el("li", {}, loc.url ? el("a", { href: loc.url }, text) : text));
   }
-  card.append(el("h3", {}, "Raised at"), where);
+  if (r.raised_at.length) card.append(el("h3", {}, "Raised at"), where);
   if (r.origin) card.append(el("p", { class: "origin" }, "Origin: " + r.origin));
   if (r.evidence.length) card.append(el("p", { class: "evidence" },
     "Answers when the paste names: " + r.evidence.map(e => e.contains + " (" + e.package + ")").join(", ")));
   const versions = r.affected.map(a => a.package + " " + a.first_seen + "…" + a.last_seen + (a.removed_in ? " (gone in " + a.removed_in + ")" : ""));
-  card.append(el("p", { class: "versions" }, "Versions: " + versions.join("; ")));
+  if (versions.length) card.append(el("p", { class: "versions" }, "Versions: " + versions.join("; ")));
   card.append(el("p", { class: "why" }, "Why: " + m.why.join("; ")));
   return card;
 }
