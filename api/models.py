@@ -8,7 +8,7 @@ from typing import Literal
 
 from fastapi import HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import ClientDisconnect
 
 from errkb.model import RecordDetail, Site
@@ -74,6 +74,8 @@ MATCH_REQUEST_DOC = {"requestBody": {"required": True,
 
 
 class MatchOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # the schema /docs shows says: nothing else
+
     id: str
     kind: Literal["record", "site"]
     score: float
@@ -89,6 +91,8 @@ class MatchOut(BaseModel):
 
 
 class MatchResponse(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     matches: list[MatchOut]
 
 
