@@ -1,6 +1,13 @@
 // The paste page: POST the text to /v1/match and show each match. Text is inserted with
 // textContent only, so nothing from the dataset or the paste is ever parsed as HTML.
+//
+// A lookup has a URL: after it, the address bar holds the pasted text in the fragment
+// (`/#q=<the text, form-encoded>`), which the browser never sends to a server. Opening such a URL
+// fills the box and runs the lookup. Texts over MAX_SHARED_BYTES are not put in the URL.
 "use strict";
+
+const MAX_SHARED_BYTES = 4096;  // UTF-8 bytes of pasted text that a lookup's URL may hold
+const LIMIT = 5;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -17,18 +24,76 @@ function codeBlock(label, code) {
   return el("div", {}, el("p", { class: "label" }, label), el("pre", {}, el("code", {}, code)));
 }
 
-function renderRecord(m) {
+// ------------------------------------------------------------------ rank and why
+
+// Literal characters a template pins down (its placeholders removed): the server breaks ties
+// between equal scores with this, the more specific template first.
+function specificity(template) {
+  const literal = (template || "").replace(/\{\{|\}\}|\{[^{}]*\}/g, t => (t === "{{" ? "{" : t === "}}" ? "}" : ""));
+  return literal.replace(/\s+/g, " ").trim().length;
+}
+
+const namesEvidence = m => m.why.some(w => w.startsWith("the paste names "));
+
+// Why a match that scores the same as the best one is listed after it (the server's order:
+// score, then evidence named in the paste, then the more specific template, then records
+// before sites, then id).
+function tieNote(m, best) {
+  if (namesEvidence(best) && !namesEvidence(m)) return "the paste names what the best match needs";
+  const mine = specificity(m.template), theirs = specificity(best.template);
+  if (theirs > mine) return "the best match's message template is more specific (" + theirs + " literal characters against " + mine + ")";
+  if (best.kind === "record" && m.kind === "site") return "a curated record is listed before a bare site";
+  return "a true tie: listed by id";
+}
+
+// "Best match" on the first card, "Alternative #n" on the others, with the score; an
+// alternative scoring the same as the best says why it is listed after it.
+function rankLine(m, i, matches) {
+  const best = matches[0];
+  const score = m.score.toFixed(2);
+  if (i === 0) return el("p", { class: "rank best" }, el("strong", {}, "Best match"),
+    matches.length > 1 ? " (1 of " + matches.length + ")" : null, " · score " + score);
+  return el("p", { class: "rank alternative" }, el("strong", {}, "Alternative #" + (i + 1)),
+    " of " + matches.length + " · score " + score,
+    score === best.score.toFixed(2) ? " · same score as the best match; listed after it because " + tieNote(m, best) : null);
+}
+
+// The match's `why` list from /v1/match, and the message template it matched.
+function whyBlock(m) {
+  const why = el("ul", { class: "why" });
+  for (const reason of m.why) why.append(el("li", {}, reason));
+  if (m.template) why.append(el("li", {}, "message template: ", el("code", {}, m.template)));
+  return el("div", { class: "why-block" }, el("p", { class: "why-label" }, "Why it matched:"), why);
+}
+
+// Parameter values, each `name="value"`; empty values are left out (the template's placeholder
+// matched nothing), so no line ever reads `before=, after=`.
+function paramsBlock(params) {
+  const shown = Object.entries(params || {}).filter(([, v]) => v !== null && v !== undefined && String(v) !== "");
+  if (!shown.length) return null;
+  const p = el("p", { class: "params" }, "Parameters: ");
+  shown.forEach(([k, v], n) => {
+    if (n) p.append(", ");
+    p.append(el("code", { class: "param" }, k + "=" + JSON.stringify(String(v))));
+  });
+  return p;
+}
+
+// ------------------------------------------------------------------ cards
+
+function renderRecord(m, i, matches) {
   const r = m.record;
-  const card = el("article", { class: "match record", "data-id": r.id },
+  const card = el("article", { class: "match record" + (i === 0 ? " best" : ""), "data-id": r.id, "data-rank": String(i + 1) },
+    rankLine(m, i, matches),
     el("h2", {}, el("a", { href: "/errors/" + encodeURIComponent(r.id) }, r.title)),
     el("p", { class: "meta" },
       el("span", { class: "badge status-" + r.verification.status }, r.verification.status),
       r.verified_in.length ? " on " + r.verified_in.map(v => v.gpu).join(", ") + " " : " ",
-      el("code", {}, r.error_class), " · " + r.backends.join(", ") + " · score " + m.score.toFixed(2)),
+      el("code", {}, r.error_class), " · " + r.backends.join(", ")),
     el("pre", { class: "message" }, m.matched_text),
+    paramsBlock(m.params),
+    whyBlock(m),
     el("p", {}, r.meaning));
-  const params = Object.entries(m.params);
-  if (params.length) card.append(el("p", { class: "params" }, "Parameters: " + params.map(([k, v]) => k + "=" + v).join(", ")));
   card.append(el("h3", {}, "Fixes"));
   for (const fix of r.fixes) {
     card.append(el("section", { class: "fix" }, el("h4", {}, fix.title), el("p", {}, fix.explanation),
@@ -46,40 +111,96 @@ function renderRecord(m) {
     "Answers when the paste names: " + r.evidence.map(e => e.contains + " (" + e.package + ")").join(", ")));
   const versions = r.affected.map(a => a.package + " " + a.first_seen + "…" + a.last_seen + (a.removed_in ? " (gone in " + a.removed_in + ")" : ""));
   if (versions.length) card.append(el("p", { class: "versions" }, "Versions: " + versions.join("; ")));
-  card.append(el("p", { class: "why" }, "Why: " + m.why.join("; ")));
   return card;
 }
 
-function renderSite(m) {
+function renderSite(m, i, matches) {
   const s = m.site;
-  return el("article", { class: "match site", "data-id": s.id },
+  return el("article", { class: "match site" + (i === 0 ? " best" : ""), "data-id": s.id, "data-rank": String(i + 1) },
+    rankLine(m, i, matches),
     el("h2", {}, s.error_class ? s.error_class + ": " + s.template : s.template),
-    el("p", { class: "meta" }, el("span", { class: "badge" }, "site, no curated record yet"),
-      " score " + m.score.toFixed(2)),
+    el("p", { class: "meta" }, el("span", { class: "badge" }, "site, no curated record yet")),
     el("pre", { class: "message" }, m.matched_text),
-    el("p", {}, "Raised in " + s.package + " at " + s.path + " (versions " + s.occurrences.map(o => o.version).join(", ") + ")"),
-    el("p", { class: "why" }, "Why: " + m.why.join("; ")));
+    paramsBlock(m.params),
+    whyBlock(m),
+    el("p", {}, "Raised in " + s.package + " at " + s.path + " (versions " + s.occurrences.map(o => o.version).join(", ") + ")"));
 }
 
-async function explain(event) {
-  event.preventDefault();
-  const status = document.getElementById("status");
-  const results = document.getElementById("results");
+// ------------------------------------------------------------------ the lookup and its URL
+
+const form = document.getElementById("paste-form");
+const paste = document.getElementById("paste");
+const status = document.getElementById("status");
+const results = document.getElementById("results");
+const shareNote = document.getElementById("share-note");
+let lookups = 0;  // a later lookup wins over an earlier one still in flight
+let lastText = null;  // the text of the last lookup
+
+function fragmentText() {
+  const hash = window.location.hash;
+  if (!hash.startsWith("#")) return null;
+  const q = new URLSearchParams(hash.slice(1)).get("q");
+  return q ? q : null;
+}
+
+// Put the text in the address bar (a new history entry, so Back returns to the last lookup);
+// a text over the bound clears the fragment and the page says why.
+function share(text) {
+  const bytes = new TextEncoder().encode(text).length;
+  const base = window.location.pathname + window.location.search;
+  const url = text && bytes <= MAX_SHARED_BYTES ? base + "#" + new URLSearchParams({ q: text }).toString() : base;
+  shareNote.textContent = bytes <= MAX_SHARED_BYTES ? "" :
+    "This paste (" + (bytes / 1024).toFixed(1) + " KiB) is too long to put in the page's address; links to a lookup " +
+    "hold up to " + (MAX_SHARED_BYTES / 1024) + " KiB of text. Paste only the error and its last frames to share one.";
+  if (url !== window.location.pathname + window.location.search + window.location.hash) history.pushState(null, "", url);
+}
+
+async function lookup(text) {
+  const mine = ++lookups;
+  lastText = text;
   results.replaceChildren();
   status.textContent = "Looking up…";
   try {
     const resp = await fetch("/v1/match", {
       method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ text: document.getElementById("paste").value, limit: 5 }),
+      body: JSON.stringify({ text: text, limit: LIMIT }),
     });
     const body = await resp.json();
+    if (mine !== lookups) return;
     if (!resp.ok) { status.textContent = body.detail || ("Error " + resp.status); return; }
-    if (!body.matches.length) { status.textContent = "No known error found in this text."; return; }
-    status.textContent = body.matches.length + " match" + (body.matches.length > 1 ? "es" : "");
-    for (const m of body.matches) results.append(m.kind === "record" ? renderRecord(m) : renderSite(m));
+    const matches = body.matches;
+    if (!matches.length) { status.textContent = "No known error found in this text."; return; }
+    status.textContent = matches.length === 1 ? "1 match" : matches.length + " matches, best first";
+    matches.forEach((m, i) => results.append(m.kind === "record" ? renderRecord(m, i, matches) : renderSite(m, i, matches)));
   } catch (err) {
-    status.textContent = "Lookup failed: " + err;
+    if (mine === lookups) status.textContent = "Lookup failed: " + err;
   }
 }
 
-document.getElementById("paste-form").addEventListener("submit", explain);
+function explain(event) {
+  event.preventDefault();
+  const text = paste.value;
+  share(text);
+  lookup(text);
+}
+
+// Opening (or going Back to) a lookup's URL fills the box and runs it. A URL without one
+// leaves the page as it is: the box is never emptied under the user's hands.
+function fromLocation() {
+  const text = fragmentText();
+  if (text === null || text === lastText) return;
+  shareNote.textContent = "";
+  paste.value = text;
+  lookup(text);
+}
+
+form.addEventListener("submit", explain);
+paste.addEventListener("keydown", event => {
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    event.preventDefault();
+    form.requestSubmit();
+  }
+});
+window.addEventListener("popstate", fromLocation);
+window.addEventListener("hashchange", fromLocation);
+fromLocation();
