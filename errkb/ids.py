@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-IDS_FILE = "ids.txt"
+from errkb import layout
+
+IDS_FILE = layout.IDS
 
 
 def issued_ids(data_dir: Path) -> list[str]:
-    path = data_dir / IDS_FILE
+    path = layout.ids_path(data_dir)
     if not path.exists():
         return []
     return [line.strip() for line in path.read_text().splitlines() if line.strip()]
@@ -23,6 +25,6 @@ def register(data_dir: Path, record_ids: list[str]) -> list[str]:
     issued = set(issued_ids(data_dir))
     new = sorted(set(record_ids) - issued)
     if new:
-        with (data_dir / IDS_FILE).open("a") as fh:
+        with layout.ids_path(data_dir).open("a") as fh:
             fh.write("".join(f"{rid}\n" for rid in new))
     return new

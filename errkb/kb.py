@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from errkb import store
+from errkb import layout
 from errkb.dataset import Dataset
 from errkb.match import Entry, Match, MatchIndex
 from errkb.model import RecordDetail, Site
@@ -41,7 +41,7 @@ class KnowledgeBase:
         """Changes whenever any shipped data file changes."""
         digest = hashlib.sha256()
         data_dir = self.dataset.data_dir
-        for path in sorted([*store.record_paths(data_dir), *(data_dir / "sites").glob("*.jsonl")]):
+        for path in sorted([*layout.record_paths(data_dir), *layout.site_paths(data_dir)]):
             digest.update(path.name.encode())
             digest.update(path.read_bytes())
         dates = [v.get("harvested_on", "") for pkg in self.dataset.manifest.values() for v in pkg.values()]

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from errkb import layout
+
 
 @lru_cache(maxsize=None)
 def _glob_regex(glob: str) -> re.Pattern[str]:
@@ -68,7 +70,7 @@ class PackageConfig:
 
 
 def load_packages(data_dir: Path) -> dict[str, PackageConfig]:
-    raw = json.loads((data_dir / "packages.json").read_text())
+    raw = json.loads(layout.packages_path(data_dir).read_text())
     return {
         name: PackageConfig(
             name=name, repo=cfg["repo"], tag=cfg.get("tag"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from errkb import layout
 from errkb.model import Record, Site
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -26,7 +27,7 @@ def render(schema: dict) -> str:
 def write_schemas(data_dir: Path) -> list[Path]:
     paths = []
     for name, schema in schema_files().items():
-        path = data_dir / "schema" / name
+        path = layout.schema_path(data_dir, name)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(schema))
         paths.append(path)
@@ -34,4 +35,4 @@ def write_schemas(data_dir: Path) -> list[Path]:
 
 
 def load_schema(data_dir: Path, name: str) -> dict:
-    return json.loads((data_dir / "schema" / name).read_text())
+    return json.loads(layout.schema_path(data_dir, name).read_text())

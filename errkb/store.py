@@ -8,9 +8,8 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from errkb import layout
 from errkb.model import Record, Site
-
-MANIFEST = "sites/manifest.json"
 
 
 def default_data_dir() -> Path:
@@ -31,11 +30,11 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def site_packages(data_dir: Path) -> list[str]:
-    return sorted(p.stem for p in (data_dir / "sites").glob("*.jsonl"))
+    return [p.stem for p in layout.site_paths(data_dir)]
 
 
 def read_sites(data_dir: Path, package: str) -> list[Site]:
-    path = data_dir / "sites" / f"{package}.jsonl"
+    path = layout.sites_path(data_dir, package)
     if not path.exists():
         return []
     return [Site.model_validate_json(line) for line in path.read_text().split("\n") if line.strip()]
@@ -47,11 +46,11 @@ def read_all_sites(data_dir: Path) -> list[Site]:
 
 def write_sites(data_dir: Path, package: str, sites: list[Site]) -> None:
     lines = [s.model_dump_json(exclude_none=True) for s in sites]
-    _atomic_write(data_dir / "sites" / f"{package}.jsonl", "\n".join(lines) + "\n")
+    _atomic_write(layout.sites_path(data_dir, package), "\n".join(lines) + "\n")
 
 
 def read_manifest(data_dir: Path) -> dict:
-    path = data_dir / MANIFEST
+    path = layout.manifest_path(data_dir)
     return json.loads(path.read_text()) if path.exists() else {}
 
 
@@ -59,18 +58,18 @@ def record_harvest(data_dir: Path, package: str, version: str, info: dict) -> No
     manifest = read_manifest(data_dir)
     manifest.setdefault(package, {})[version] = info
     manifest = {p: dict(sorted(v.items())) for p, v in sorted(manifest.items())}
-    _atomic_write(data_dir / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    _atomic_write(layout.manifest_path(data_dir), json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
 
 def read_fingerprints(data_dir: Path) -> set[str]:
     out: set[str] = set()
-    for path in (data_dir / "sites").glob("*.fp"):
+    for path in layout.fingerprint_paths(data_dir):
         out.update(path.read_text().split())
     return out
 
 
 def add_fingerprints(data_dir: Path, package: str, hashes: set[str]) -> None:
-    path = data_dir / "sites" / f"{package}.fp"
+    path = layout.fingerprints_path(data_dir, package)
     old = set(path.read_text().split()) if path.exists() else set()
     _atomic_write(path, "\n".join(sorted(old | hashes)) + "\n")
 
@@ -79,7 +78,7 @@ def add_fingerprints(data_dir: Path, package: str, hashes: set[str]) -> None:
 
 
 def record_paths(data_dir: Path) -> list[Path]:
-    return sorted((data_dir / "records").glob("*/*.json"))
+    return layout.record_paths(data_dir)
 
 
 def read_records(data_dir: Path) -> list[Record]:
@@ -87,7 +86,7 @@ def read_records(data_dir: Path) -> list[Record]:
 
 
 def write_record(data_dir: Path, folder: str, record: Record) -> Path:
-    path = data_dir / "records" / folder / f"{record.id}.json"
+    path = layout.record_path(data_dir, folder, record.id)
     body = record.model_dump(mode="json", exclude_defaults=False, exclude={"raised_at": {"__all__": {"url"}}})
     _atomic_write(path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
     return path

@@ -6,15 +6,13 @@ import json
 import textwrap
 from pathlib import Path
 
+from errkb import layout
 from errkb.lint.rule import Example, all_rules
 
 
 def _records(data_dir: Path, ids) -> dict[str, dict]:
-    out = {}
-    for rid in ids:
-        for path in Path(data_dir, "records").glob(f"*/{rid}.json"):
-            out[rid] = json.loads(path.read_text())
-    return out
+    wanted = set(ids)
+    return {path.stem: json.loads(path.read_text()) for path in layout.record_paths(data_dir) if path.stem in wanted}
 
 
 def rule_list() -> str:

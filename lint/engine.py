@@ -17,6 +17,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from errkb import layout
 from errkb.lint.analysis import ModuleIndex, module_name
 from errkb.lint.rule import DEFAULT_ARCHS, LintContext, Rule, all_rules
 
@@ -59,7 +60,7 @@ def load_record_texts(data_dir: Path) -> dict[str, RecordText]:
     """Upstream wording of every record a rule links to, read from the dataset."""
     wanted = {r for rule in all_rules().values() for r in rule.RECORDS}
     out = {}
-    for path in sorted(Path(data_dir, "records").glob("*/*.json")):
+    for path in layout.record_paths(data_dir):
         if path.stem in wanted:
             rec = json.loads(path.read_text())
             out[rec["id"]] = RecordText(rec["error_class"], rec["message"], rec["template"])

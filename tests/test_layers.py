@@ -3,6 +3,7 @@ API, the linter or the CLI; the API and the linter do not import each other or t
 cli/ (errkb.cli) puts them together."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,13 @@ def test_the_checker_sees_string_and_static_imports(tmp_path):
     sample = tmp_path / "x.py"
     sample.write_text("import importlib\nimportlib.import_module('errkb.lint.cli')\nfrom errkb.api import app\n")
     assert {"errkb.lint.cli", "errkb.api", "errkb.api.app"} <= imported_names(sample)
+
+
+def test_one_module_knows_where_the_dataset_files_live():
+    """errkb/layout.py: nothing else spells out the records/sites/schema folders or their globs."""
+    folder = r"""["'](?:records|sites|schema)["']"""
+    pattern = re.compile(rf"""/\s*{folder}|{folder}\s*/|,\s*{folder}\s*\)|glob\(["']\*/\*\.json""")
+    spelled = [f"{path.relative_to(REPO)}:{n}" for folder in LAYERS.values() for path in sorted(folder.rglob("*.py"))
+               if path.name != "layout.py"
+               for n, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not spelled, spelled

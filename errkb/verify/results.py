@@ -7,7 +7,9 @@ import os
 import tempfile
 from pathlib import Path
 
-RESULTS = Path("verification") / "results.json"
+from errkb import layout
+
+RESULTS = layout.RESULTS
 STATUSES = ("confirmed", "refuted", "error", "skipped")
 _KEEP_ENV = ("gpu", "arch", "compute_capability", "gpu_count", "driver", "cuda", "torch", "python", "platform",
              "libraries", "errkb_commit")
@@ -66,7 +68,7 @@ def merge_files(paths: list[Path], into: Path) -> dict:
 
 
 def load(data_dir: Path) -> dict:
-    path = Path(data_dir) / RESULTS
+    path = layout.results_path(data_dir)
     if not path.exists():
         return {"schema": 1, "environments": {}, "results": []}
     return json.loads(path.read_text())
@@ -122,7 +124,7 @@ def update_records(data_dir: Path, body: dict) -> list[str]:
     """
     verdicts = record_verdicts(body)
     changed = []
-    for path in sorted((Path(data_dir) / "records").glob("*/*.json")):
+    for path in layout.record_paths(data_dir):
         record = json.loads(path.read_text())
         verdict = verdicts.get(record["id"])
         if verdict is None:
@@ -144,7 +146,7 @@ def summary(data_dir: Path) -> dict:
     body = load(data_dir)
     verdicts = record_verdicts(body)
     disputed = 0
-    for path in (Path(data_dir) / "records").glob("*/*.json"):
+    for path in layout.record_paths(data_dir):
         if (json.loads(path.read_text()).get("verification") or {}).get("status") == "disputed":
             disputed += 1
     counts = {s: sum(1 for v in verdicts.values() if v["status"] == s) for s in STATUSES}

@@ -19,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+from errkb import layout
 from errkb.verify.env import env_id, errkb_commit
 from errkb.verify.spec import Case, discover
 
@@ -30,7 +31,7 @@ SCHEMA = 1
 
 def load_records(data_dir: Path) -> dict[str, dict]:
     records = {}
-    for path in sorted((Path(data_dir) / "records").glob("*/*.json")):
+    for path in layout.record_paths(data_dir):
         body = json.loads(path.read_text())
         records[body["id"]] = {"id": body["id"], "kind": body.get("kind", "error"),
                                "error_class": body["error_class"], "template": body["template"],
