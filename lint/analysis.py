@@ -110,31 +110,38 @@ class CallSite:
 # ------------------------------------------------------------------ module name
 
 
-_pkg_cache: dict[Path, str] = {}
+class ModuleNames:
+    """Dotted module names of files, from the __init__.py files above them. One per lint run:
+    folders are looked up once in that run, and nothing outlives it."""
 
+    def __init__(self) -> None:
+        self._packages: dict[Path, str] = {}
 
-def _package_of(d: Path) -> str:
-    """Dotted package name of a folder ('' when it has no __init__.py); cached per folder."""
-    got = _pkg_cache.get(d)
-    if got is None:
-        if (d / "__init__.py").is_file() and d.parent != d:
-            parent = _package_of(d.parent)
-            got = f"{parent}.{d.name}" if parent else d.name
-        else:
-            got = ""
-        _pkg_cache[d] = got
-    return got
+    def _package_of(self, d: Path) -> str:
+        """Dotted package name of a folder ('' when it has no __init__.py)."""
+        got = self._packages.get(d)
+        if got is None:
+            if (d / "__init__.py").is_file() and d.parent != d:
+                parent = self._package_of(d.parent)
+                got = f"{parent}.{d.name}" if parent else d.name
+            else:
+                got = ""
+            self._packages[d] = got
+        return got
+
+    def __call__(self, path: Path | None) -> str:
+        if path is None:
+            return ""
+        path = Path(os.path.abspath(path))
+        pkg = self._package_of(path.parent)
+        if path.name == "__init__.py":
+            return pkg
+        return f"{pkg}.{path.stem}" if pkg else path.stem
 
 
 def module_name(path: Path | None) -> str:
-    """Dotted module name of a file, from the __init__.py files above it ('' when unknown)."""
-    if path is None:
-        return ""
-    path = Path(os.path.abspath(path))
-    pkg = _package_of(path.parent)
-    if path.name == "__init__.py":
-        return pkg
-    return f"{pkg}.{path.stem}" if pkg else path.stem
+    """Dotted module name of one file ('' when unknown), with nothing cached."""
+    return ModuleNames()(path)
 
 
 def _dotted(node: cst.BaseExpression | None) -> str | None:

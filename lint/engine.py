@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -119,6 +120,18 @@ def suppressions(source: bytes) -> dict[int, set[str] | None]:
     return out
 
 
+@contextmanager
+def _deep_recursion(limit: int = 60000):
+    """Long generated expressions nest deeply and the analysis recurses over them (Python-to-
+    Python calls use no C stack on 3.11+); the process's own limit is put back afterwards."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS,
                 texts: dict[str, RecordText] | None = None, module: str | None = None,
                 report_unused: bool = False, tokens: tuple[tuple[bytes, ...], ...] | None = None) -> FileResult:
@@ -149,14 +162,12 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
         result.skipped = "too deeply nested to parse"
         return result
     reports = []
-    if sys.getrecursionlimit() < 60000:
-        # long generated expressions nest deeply; Python-to-Python calls use no C stack (3.11+)
-        sys.setrecursionlimit(60000)
     try:
-        index = ModuleIndex(tree, Path(path), module=module)
-        ctx = LintContext(index, tuple(archs))
-        for rule in rules:
-            reports.extend((rule, r) for r in rule.run(ctx))
+        with _deep_recursion():
+            index = ModuleIndex(tree, Path(path), module=module)
+            ctx = LintContext(index, tuple(archs))
+            for rule in rules:
+                reports.extend((rule, r) for r in rule.run(ctx))
     except RecursionError:
         result.skipped = "too deeply nested to analyse"
         return result
@@ -165,7 +176,8 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     findings = []
     if reports:
         try:
-            positions = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
+            with _deep_recursion():
+                positions = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
         except RecursionError:
             result.skipped = "too deeply nested to locate findings"
             return result

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from errkb.lint.analysis import module_name
+from errkb.lint.analysis import ModuleNames
 from errkb.lint.config import Config
 from errkb.lint.engine import FileResult, Finding, RecordText, lint_source, may_match, prefilter_tokens
 from errkb.lint.rule import all_rules
@@ -105,13 +105,14 @@ def _linter_fingerprint() -> str:
 
 # ------------------------------------------------------------------ worker side
 
-_W: dict = {}
+_W: dict = {}  # this worker's state for the current run, set afresh by _init at each run
 
 
 def _init(codes: list[str], archs, texts, report_unused, cache_dir, key) -> None:
     rules = [cls() for c, cls in all_rules().items() if c in codes]
+    _W.clear()
     _W.update(rules=rules, archs=tuple(archs), texts=texts, report_unused=report_unused,
-              cache_dir=cache_dir, key=key, tokens=prefilter_tokens(rules))
+              cache_dir=cache_dir, key=key, tokens=prefilter_tokens(rules), module_names=ModuleNames())
 
 
 def _lint_one(job: tuple[str, str, list[str]]) -> tuple[FileResult, bool]:
@@ -128,7 +129,7 @@ def _lint_one(job: tuple[str, str, list[str]]) -> tuple[FileResult, bool]:
     tokens = prefilter_tokens(rules) if ignored else _W["tokens"]
     if not wants_unused and not may_match(source, tokens):
         return FileResult(rel), False
-    mod = module_name(Path(path))
+    mod = _W["module_names"](Path(path))
     cache_file = None
     if _W["cache_dir"] is not None:
         h = hashlib.sha256(_W["key"].encode())

@@ -83,3 +83,15 @@ def test_arch_dependent_rules_follow_the_configured_archs():
     assert lint_text(code, archs=("sm100",)) == []
     assert [f.record_id for f in lint_text(code, archs=("sm90",))] == ["fa4-splitkv-sm90"]
     assert [f.record_id for f in lint_text(code, archs=("sm120", "sm90"))] == ["fa4-sm120-num-splits"]
+
+
+def test_a_lint_run_leaves_no_state_behind(tmp_path):
+    import sys
+
+    from errkb.lint.engine import lint_text
+
+    before = sys.getrecursionlimit()
+    lint_text("import torch\n" + "x = " + "(" * 200 + "1" + ")" * 200 + "\n", "deep.py")
+    assert sys.getrecursionlimit() == before
+    from errkb.lint import analysis
+    assert not any(isinstance(v, dict) and v for k, v in vars(analysis).items() if k.startswith("_") and k.endswith("cache"))
