@@ -91,7 +91,7 @@ def test_a_lint_run_leaves_no_state_behind(tmp_path):
     from errkb.lint.engine import lint_text
 
     before = sys.getrecursionlimit()
-    lint_text("import torch\n" + "x = " + "(" * 200 + "1" + ")" * 200 + "\n", "deep.py")
+    lint_text("import torch\n" + "x = " + "(" * 200 + "1" + ")" * 200 + "\n", path="deep.py")
     assert sys.getrecursionlimit() == before
     from errkb.lint import analysis
     assert not any(isinstance(v, dict) and v for k, v in vars(analysis).items() if k.startswith("_") and k.endswith("cache"))
