@@ -19,28 +19,23 @@ from errkb.api.process import serving
 PATIENCE_S = 30.0  # how long a test waits on a socket; a working server answers in about a second
 
 
-def start(data_dir, log_path, *options):
+def serve(data_dir, folder, *options):
+    """Yield (host, port, log file) of a real `errkb serve` with these options, its stderr logged."""
     command = [sys.executable, "-m", "errkb.cli", "--data-dir", str(data_dir), "serve", *options]
-    log = open(log_path, "wb")
-    return log, serving(command=command, stderr=log)
+    with open(folder / "stderr.log", "wb") as log, serving(command=command, stderr=log) as base:
+        yield urlsplit(base).hostname, urlsplit(base).port, log.name
 
 
 @pytest.fixture(scope="module")
 def slow(data_dir, tmp_path_factory):
-    """(host, port, log file) of a server that gives a client 1 s for its headers."""
-    log, context = start(data_dir, tmp_path_factory.mktemp("slow") / "stderr.log",
-                         "--header-timeout", "1", "--keep-alive", "60")
-    with log, context as base:
-        yield urlsplit(base).hostname, urlsplit(base).port, log.name
+    """A server that gives a client 1 s for its headers."""
+    yield from serve(data_dir, tmp_path_factory.mktemp("slow"), "--header-timeout", "1", "--keep-alive", "60")
 
 
 @pytest.fixture(scope="module")
 def strict(data_dir, tmp_path_factory):
-    """(host, port, log file) of a server that never times a test out (60 s) but holds 8 sockets at most."""
-    log, context = start(data_dir, tmp_path_factory.mktemp("strict") / "stderr.log",
-                         "--header-timeout", "60", "--max-connections", "8")
-    with log, context as base:
-        yield urlsplit(base).hostname, urlsplit(base).port, log.name
+    """A server that never times a test out (60 s) but holds 8 sockets at most."""
+    yield from serve(data_dir, tmp_path_factory.mktemp("strict"), "--header-timeout", "60", "--max-connections", "8")
 
 
 def connect(server) -> socket.socket:
