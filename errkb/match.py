@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -302,7 +302,7 @@ class MatchIndex:
             hits += [(entry, *found) for entry in self.entries if (found := self._exact(entry, paste, exhaustive))]
             top = max([hit[1] for hit in hits], default=0.0)
         else:
-            hits = self._exact_hits(message_text, paste.text)
+            hits = self._exact_hits(message_text, paste.text, paste)
             top = max([hit[1] for hit in hits], default=0.0)
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if top < 0.9 and (found := self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)):
@@ -346,12 +346,18 @@ class MatchIndex:
                 hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
         return hits[:MAX_CANDIDATES]
 
-    def _exact_hits(self, message_text: str, text: str) -> list[tuple]:
-        """Exact matches of the entries whose every literal token is in `message_text`."""
-        hits, entries = [], self.entries
+    def _exact_hits(self, message_text: str, text: str, paste: Paste | None = None) -> list[tuple]:
+        """Exact matches of the entries whose every literal token is in `message_text`. With the
+        paste, a match found on a traceback's source line (`raise RuntimeError(f"No such
+        operator {name} ...")` matches its own template) gives way to the same message printed
+        on a message line further on, when there is one."""
+        hits, entries, starts = [], self.entries, None
         for i in self.exact_candidates.find(message_text, text):
             entry = entries[i]
             if m := entry.finder.search(text):
+                if paste is not None and paste.frames:
+                    starts = starts or _line_starts(paste)
+                    m = _on_a_message_line(entry.pattern, text, m, starts)
                 hits.append((entry, entry.exact_score, m.span(), _params(m), [entry.exact_why]))
         return hits
 
@@ -446,6 +452,26 @@ class MatchIndex:
         start, end = paste.span(*span)
         return Match(match_id, kind, score, (start, end), paste.original[start:end], params, entry.template,
                      list(entry.sorted_packages), versions, why, entry.specificity)
+
+
+def _line_starts(paste: Paste) -> tuple[list[int], list[int]]:
+    """Where the message lines of the paste start and end, in the cleaned text."""
+    lines = paste.message_lines()
+    return [start for start, _ in lines], [start + len(line) for start, line in lines]
+
+
+def _on_a_message_line(pattern: re.Pattern[str], text: str, m: re.Match[str], lines) -> re.Match[str]:
+    """The first match from `m` on that starts on a message line (a few tries), else `m`."""
+    starts, ends = lines
+    found = m
+    for _ in range(4):
+        k = bisect_right(starts, found.start()) - 1
+        if k >= 0 and found.start() < ends[k]:
+            return found
+        next_line = text.find("\n", found.start()) + 1  # a value may run on into the next line
+        if not next_line or (found := pattern.search(text, next_line)) is None:
+            return m
+    return m
 
 
 def _params(m: re.Match[str]) -> dict[str, str]:

@@ -181,3 +181,15 @@ def test_a_paste_cut_inside_the_message_matches_its_start_when_the_frames_agree(
     hit = top(index, frames + cut)
     assert hit.id == "fa2-headdim-over-256" and "ends inside this message" in hit.why[0]
     assert index.match(cut) == []  # without frames to agree, a cut line is too little to go on
+
+
+def test_the_printed_message_wins_over_the_raise_line_a_traceback_shows(index):
+    text = ('Traceback (most recent call last):\n'
+            '  File "/usr/lib/python3.10/site-packages/vllm/worker/worker.py", line 300, in _check_if_gpu_supports_dtype\n'
+            '    "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. '
+            'Your {gpu_name} GPU has compute capability {cc}.")\n'
+            "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+            "Your Tesla T4 GPU has compute capability 7.5.\n")
+    hit = top(index, text)
+    assert hit.id == "vllm-bf16-requires-sm80"
+    assert hit.matched_text.startswith("Bfloat16") and hit.params["gpu_name"] == "Tesla T4"
