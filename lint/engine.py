@@ -8,6 +8,7 @@ Inline suppression, on the line a finding is reported at:
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -120,6 +121,27 @@ def suppressions(source: bytes) -> dict[int, set[str] | None]:
     return out
 
 
+PARSER_DEPTH = 10_000  # generated code nests deep; this much is safe for the C stack and for libcst
+
+
+def _too_deep_for_the_parser(source: bytes) -> str | None:
+    """Why libcst must not see this file, or None. Its native parser recurses on the C stack and
+    dies (SIGSEGV) on thousands of nested brackets or unary operators, and crawls on a huge
+    chain of binary operators; CPython's own parser refuses all three quickly and safely, and
+    Python could not run such a file anyway."""
+    try:
+        with _deep_recursion(PARSER_DEPTH):
+            ast.parse(source)
+    except (RecursionError, MemoryError):
+        return "too deeply nested to parse"
+    except SyntaxError as exc:
+        if "too many nested" in str(exc) or "too complex" in str(exc):
+            return "too deeply nested to parse"
+    except ValueError:  # null bytes and the like: libcst reports them in its own words
+        pass
+    return None
+
+
 @contextmanager
 def _deep_recursion(limit: int = 60000):
     """Long generated expressions nest deeply and the analysis recurses over them (Python-to-
@@ -149,6 +171,9 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     tokens = prefilter_tokens(rules) if tokens is None else tokens
     wants_unused = report_unused and b"errkb:" in source
     if not wants_unused and not may_match(source, tokens):
+        return result
+    if problem := _too_deep_for_the_parser(source):
+        result.skipped = problem
         return result
     try:
         tree = cst.parse_module(source)

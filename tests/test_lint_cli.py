@@ -122,12 +122,17 @@ def test_bad_inputs_are_reported_and_skipped(tmp_path, capsys):
     (tmp_path / "empty.py").write_bytes(b"")
     (tmp_path / "huge.py").write_bytes(b"flash_attn_with_kvcache = 1\n" + b"x = 1\n" * 1_000_000)
     (tmp_path / "deep.py").write_text(BAD + "y = 1 + " + " + ".join(["x"] * 3000) + "\n")
+    # libcst's native parser dies (SIGSEGV) on the first two and crawls on the third
+    (tmp_path / "parens.py").write_text(BAD + "z = " + "(" * 5000 + "1" + ")" * 5000 + "\n")
+    (tmp_path / "unary.py").write_text(BAD + "z = " + "-" * 100_000 + "1\n")
+    (tmp_path / "chain.py").write_text(BAD + "z = " + "1 + " * 100_000 + "1\n")
     (tmp_path / "loop").mkdir()
     (tmp_path / "loop" / "up").symlink_to(tmp_path)
     (tmp_path / "dangling.py").symlink_to(tmp_path / "nowhere.py")
     rc, out, err = lint(tmp_path, "--no-cache", capsys=capsys)
     assert rc == 1 and out.count("EKB") == 4 and "internal error" not in err, err
-    for what in ("syntax.py: syntax error", "latin.py: cannot decode", "binary.py: binary file",
+    for what in ("parens.py: too deeply nested", "unary.py: too deeply nested", "chain.py: too deeply nested",
+                 "syntax.py: syntax error", "latin.py: cannot decode", "binary.py: binary file",
                  "huge.py: larger than", "symlink loop", "dangling.py: broken symlink"):
         assert what in err, what
 
