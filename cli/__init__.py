@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
-    from errkb import store
+    from errkb import layout
 
-    return Path(args.data_dir) if args.data_dir else store.default_data_dir()
+    return Path(args.data_dir) if args.data_dir else layout.default_data_dir()
 
 
 def cmd_harvest(args: argparse.Namespace) -> int:
@@ -106,7 +107,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     """Explain an error: TEXT, or standard input when TEXT is '-' or absent and stdin is piped."""
     from errkb.explain import format_explained
-    from errkb.kb import KnowledgeBase
+    from errkb.lookup import Lookup
 
     if args.text and args.text != ["-"]:
         text = " ".join(args.text)
@@ -115,26 +116,25 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         print("errkb explain: give the error text, or pipe it in (errkb explain - < log.txt)", file=sys.stderr)
         return 2
-    kb = KnowledgeBase.load(_data_dir(args))
+    lookup = Lookup.load(_data_dir(args))
     if args.format == "json":  # exactly what POST /v1/match answers
-        body = json.loads(kb.match_json(text, args.limit))
+        body = json.loads(lookup.match_json(text, args.limit))
         print(json.dumps(body, indent=2))
         return 0 if body["matches"] else 1
-    hits = kb.explain(text, args.limit)
+    hits = lookup.explain(text, args.limit)
     print(format_explained(hits))
     return 0 if hits else 1
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from errkb.dataset import Dataset
     from errkb.explain import format_record
+    from errkb.lookup import Lookup
 
-    ds = Dataset.load(_data_dir(args))
-    record = ds.records_by_id.get(args.id)
+    record = Lookup.load(_data_dir(args)).record(args.id)
     if record is None:
         print(f"errkb show: no record {args.id!r}", file=sys.stderr)
         return 2
-    print(format_record(ds.detail(record), args.format))
+    print(format_record(record, args.format))
     return 0
 
 
@@ -254,7 +254,11 @@ def main(argv: list[str] | None = None) -> int:
         getattr(args, spill).extend(extra)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `errkb show X | head`: the reader left; that is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
 
 
 if __name__ == "__main__":

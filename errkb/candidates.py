@@ -115,11 +115,17 @@ class PyExactCandidates:
 def exact_candidates(plan: ExactPlan):
     if compiled is None:
         return PyExactCandidates(plan)
+    return compiled.ExactCandidates(*exact_args(plan))
+
+
+def exact_args(plan: ExactPlan) -> tuple:
+    """The compiled selection's constructor arguments: plain lists, so they can be cached on
+    disk (see `errkb.index_cache`) and the selection rebuilt without redoing this work."""
     ids: dict[str, int] = {}
     groups = [(ids.setdefault(first, len(ids)), ids.setdefault(second, len(ids)),
                [(i, [ids.setdefault(t, len(ids)) for t in sorted(toks)]) for i, toks in group])
               for first, by_second in plan.groups.items() for second, group in by_second.items()]
-    return compiled.ExactCandidates(list(ids), groups, plan.pieces, plan.limit)
+    return list(ids), groups, list(plan.pieces), plan.limit
 
 
 # ---------------------------------------------------------------- weighted candidates
@@ -239,8 +245,12 @@ class PyWeightedCandidates:
 def weighted_candidates(plan: WeightedPlan):
     if compiled is None:
         return PyWeightedCandidates(plan)
+    return compiled.WeightedCandidates(*weighted_args(plan))
+
+
+def weighted_args(plan: WeightedPlan) -> tuple:
+    """As `exact_args`, for the weighted selection."""
     ids = {w: k for k, w in enumerate(plan.idf)}
-    return compiled.WeightedCandidates(
-        list(ids), [plan.idf[w] for w in ids], [w in plan.common for w in ids],
-        [[ids[w] for w in ws] for ws in plan.entry_words], plan.entry_weight,
-        [plan.anchors.get(w, []) for w in ids], plan.limit)
+    return (list(ids), [plan.idf[w] for w in ids], [w in plan.common for w in ids],
+            [[ids[w] for w in ws] for ws in plan.entry_words], plan.entry_weight,
+            [plan.anchors.get(w, []) for w in ids], plan.limit)

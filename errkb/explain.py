@@ -1,50 +1,53 @@
-"""Plain-text renderings of matches and records for the CLI (and records as JSON)."""
+"""Plain-text renderings of matches and records for the CLI (and records as JSON).
+
+They take records as JSON objects (`model.RecordDetail` dumped in JSON mode), which is what
+the index cache keeps, so printing needs no pydantic."""
 
 from __future__ import annotations
 
 import json
 import textwrap
 
-from errkb.kb import Explained
-from errkb.model import RecordDetail
+from errkb.lookup import Explained
 
 
-def format_record(d: RecordDetail, fmt: str = "text") -> str:
+def format_record(d: dict, fmt: str = "text") -> str:
     if fmt == "json":
-        return json.dumps(d.model_dump(mode="json"), indent=2)
+        return json.dumps(d, indent=2)
     def wrap(text: str, indent: str = "  ") -> str:
         return textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=" " * len(indent))
 
-    where = f" on {', '.join(sorted({r.gpu for r in d.verified_in}))}" if d.verified_in else ""
-    lines = [f"{d.id}  [{d.verification.status}{where}]", f"{d.title}", f"  {d.error_class}: {d.message}", "",
-             "What it means:", wrap(d.meaning), "", "When it happens:"]
-    lines += [wrap(c, "  - ") for c in d.triggers.conditions]
+    gpus = sorted({run["gpu"] for run in d["verified_in"]})
+    where = f" on {', '.join(gpus)}" if gpus else ""
+    lines = [f"{d['id']}  [{d['verification']['status']}{where}]", d["title"], f"  {d['error_class']}: {d['message']}",
+             "", "What it means:", wrap(d["meaning"]), "", "When it happens:"]
+    lines += [wrap(c, "  - ") for c in d["triggers"]["conditions"]]
     lines += ["", "Fixes:"]
-    for i, fix in enumerate(d.fixes, 1):
-        lines.append(f"  {i}. {fix.title}")
-        lines.append(wrap(fix.explanation, "     "))
-        for label, code in (("before", fix.before), ("after", fix.after)):
-            if code:
+    for i, fix in enumerate(d["fixes"], 1):
+        lines.append(f"  {i}. {fix['title']}")
+        lines.append(wrap(fix["explanation"], "     "))
+        for label in ("before", "after"):
+            if code := fix.get(label):
                 lines.append(f"     {label}:")
                 lines += [f"       {line}" for line in code.splitlines()]
-        if fix.caveats:
-            lines.append(wrap("caveat: " + fix.caveats, "     "))
-    lines += ["", "Raised at:" if d.raised_at else "Raised by:"]
-    lines += [f"  {loc.package} {loc.version}  {loc.path}:{loc.line}" + (f"  {loc.url}" if loc.url else "")
-              for loc in d.raised_at]
-    if d.origin:
-        lines.append(wrap("Origin: " + d.origin))
-    if d.evidence:
-        lines.append("Answers when the paste names: " + ", ".join(f"{e.contains} ({e.package})" for e in d.evidence))
-    if d.affected:
-        lines.append("Versions: " + "; ".join(f"{a.package} {a.first_seen}..{a.last_seen}" for a in d.affected))
-    if d.related:
-        lines.append("Related: " + ", ".join(d.related))
+        if fix.get("caveats"):
+            lines.append(wrap("caveat: " + fix["caveats"], "     "))
+    lines += ["", "Raised at:" if d["raised_at"] else "Raised by:"]
+    lines += [f"  {loc['package']} {loc['version']}  {loc['path']}:{loc['line']}" + (f"  {loc['url']}" if loc.get("url") else "")
+              for loc in d["raised_at"]]
+    if d.get("origin"):
+        lines.append(wrap("Origin: " + d["origin"]))
+    if d.get("evidence"):
+        lines.append("Answers when the paste names: " + ", ".join(f"{e['contains']} ({e['package']})" for e in d["evidence"]))
+    if d["affected"]:
+        lines.append("Versions: " + "; ".join(f"{a['package']} {a['first_seen']}..{a['last_seen']}" for a in d["affected"]))
+    if d["related"]:
+        lines.append("Related: " + ", ".join(d["related"]))
     return "\n".join(lines)
 
 
 def format_explained(hits: list[Explained]) -> str:
-    """Matches as text (their JSON is `KnowledgeBase.match_json`, the API's own)."""
+    """Matches as text (their JSON is what POST /v1/match answers)."""
     if not hits:
         return "No known attention-backend error found in this text."
     out = []
@@ -56,7 +59,8 @@ def format_explained(hits: list[Explained]) -> str:
             out.append("\n".join(filter(None, [head, params, format_record(hit.record)])))
         elif hit.site:
             s = hit.site
-            out.append("\n".join(filter(None, [head, params, f"{s.id} (no curated record yet)",
-                                               f"  {s.error_class}: {s.template}",
-                                               f"  {s.package} {', '.join(s.versions)}  {s.path}:{s.occurrences[-1].lines[0]}"])))
+            out.append("\n".join(filter(None, [head, params, f"{s['id']} (no curated record yet)",
+                                               f"  {s['error_class']}: {s['template']}",
+                                               f"  {s['package']} {', '.join(s['versions'])}  "
+                                               f"{s['path']}:{s['occurrences'][-1]['lines'][0]}"])))
     return ("\n\n" + "-" * 100 + "\n\n").join(out)

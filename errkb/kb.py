@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-
-import orjson
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from errkb import layout
 from errkb.dataset import Dataset
-from errkb.match import Entry, Match, MatchIndex
+from errkb.match import MatchIndex
+from errkb.match_json import MatchJsonWriter
 from errkb.model import RecordDetail, Site
-
-
-@dataclass
-class Explained:
-    match: Match
-    record: RecordDetail | None
-    site: Site | None
 
 
 class KnowledgeBase:
@@ -30,7 +21,7 @@ class KnowledgeBase:
         self.details = {r.id: dataset.detail(r) for r in dataset.records}
         self._record_json: dict[str, bytes] = {}
         self._site_json: dict[str, bytes] = {}
-        self._closing_json_cache: dict[tuple, bytes] = {}
+        self._match_writer = MatchJsonWriter(self.index, self.record_json, self.site_json)
 
     @classmethod
     def load(cls, data_dir: Path | None = None) -> "KnowledgeBase":
@@ -63,51 +54,14 @@ class KnowledgeBase:
         return cached
 
     def match_json(self, text: str, limit: int = 5) -> bytes:
-        """/v1/match's body (`api.models.MatchResponse`) for a paste, as JSON.
-
-        The one writer of a match as JSON (the API and `errkb explain --format json`). What
-        depends on the paste (id, score, span, text, params, why) is written per request; what
-        depends only on the entry, the order of its packages and the record or site is written
-        once and reused: that is most of the bytes and, before, most of the time."""
-        paste, ranked = self.index.ranked(text, limit)
-        pointed, original = paste.packages, paste.original
-        parts = [b'{"matches":[']  # joined once at the end: the records' JSON is copied only once
-        for match_id, kind, score, (entry, _, span, params, why) in ranked:
-            start, end = paste.span(*span)
-            head = _dumps({"id": match_id, "kind": kind, "score": round(score, 4), "span": [start, end],
-                           "matched_text": original[start:end], "params": params, "why": why})
-            if len(parts) > 1:
-                parts.append(b",")
-            parts += (head[:-1], self._closing_json(match_id, kind, entry, entry.seen_from(pointed).order))
-        parts.append(b"]}")
-        return b"".join(parts)
-
-    def _closing_json(self, match_id: str, kind: str, entry: Entry, order: tuple[str, ...]) -> bytes:
-        """A match's members after `why`: the entry's template, packages and versions (packages
-        in `order`), then its record or its site; written once per combination."""
-        key = (match_id, kind, entry.template, order)
-        if (cached := self._closing_json_cache.get(key)) is None:
-            by_package = entry.versions_by_package
-            members = orjson.dumps({"template": entry.template, "packages": entry.sorted_packages,
-                                    "versions": {pkg: by_package[pkg] for pkg in order}})[1:-1]
-            record = self.record_json(match_id) if kind == "record" else b"null"
-            site = self.site_json(match_id) if kind == "site" else b"null"
-            cached = self._closing_json_cache[key] = b',%s,"record":%s,"site":%s}' % (members, record, site)
-        return cached
+        """/v1/match's body for a paste (see `errkb.match_json`)."""
+        return self._match_writer.write(text, limit)
 
     def etag(self, record_id: str) -> str:
         body = json.dumps(self.details[record_id].model_dump(mode="json"), sort_keys=True)
         return '"' + hashlib.sha256(body.encode()).hexdigest()[:20] + '"'
 
     # ------------------------------------------------------------ lookups
-
-    def explain(self, text: str, limit: int = 5) -> list[Explained]:
-        out = []
-        for m in self.index.match(text, limit):
-            record = self.details.get(m.id) if m.kind == "record" else None
-            site = self.dataset.sites.get(m.id) if m.kind == "site" else None
-            out.append(Explained(m, record, site))
-        return out
 
     def find_records(self, q: str | None = None, backend: str | None = None, package: str | None = None,
                      version: str | None = None, error_class: str | None = None,
@@ -157,10 +111,3 @@ class KnowledgeBase:
                 counts[backend] = counts.get(backend, 0) + 1
         return dict(sorted(counts.items()))
 
-
-def _dumps(value: dict) -> bytes:
-    """orjson, or the standard library for the text orjson refuses (lone surrogates in a paste)."""
-    try:
-        return orjson.dumps(value)
-    except orjson.JSONEncodeError:
-        return json.dumps(value).encode()

@@ -6,6 +6,7 @@ CLI's quick paths can use it as well as errkb.store, which reads and writes the 
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 RECORDS = "records"  # records/<area>/<record-id>.json
@@ -14,6 +15,11 @@ IDS = "ids.txt"
 SCHEMA = "schema"
 PACKAGES = "packages.json"
 RESULTS = Path("verification") / "results.json"
+
+
+def default_data_dir() -> Path:
+    """The dataset shipped inside the errkb distribution (the repo's data/ when editable)."""
+    return Path(str(resources.files("errkb.data")))
 
 
 def record_paths(data_dir: Path) -> list[Path]:
@@ -58,3 +64,8 @@ def packages_path(data_dir: Path) -> Path:
 
 def results_path(data_dir: Path) -> Path:
     return Path(data_dir) / RESULTS
+
+
+def all_data_files(data_dir: Path) -> list[Path]:
+    """Every file of the data folder, sorted: what the on-disk index cache is keyed by."""
+    return sorted(p for p in Path(data_dir).rglob("*") if p.is_file() and "__pycache__" not in p.parts)

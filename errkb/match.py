@@ -14,18 +14,20 @@ import gc
 import re
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from rapidfuzz import fuzz, process
 
 from errkb import candidates, templates
 from errkb.candidates import tokens
-from errkb.dataset import Dataset
-from errkb.model import Site
 from errkb.paste import Paste, message_text_with_info, parse
+
+if TYPE_CHECKING:  # the index is built from a Dataset, or loaded without one (errkb.index_cache)
+    from errkb.dataset import Dataset
 
 MIN_SCORE = 0.75  # below this a candidate is noise, and "no match" is the honest answer
 MIN_EXACT_LITERAL = 8  # characters of literal text a template needs before an exact match counts
@@ -79,6 +81,23 @@ def whole_text(template: str) -> str:
     return " ".join(out)
 
 
+class SiteRef(NamedTuple):
+    """What matching needs of a harvested site (plain values, so the index can be cached)."""
+
+    id: str
+    package: str
+    path: str
+    versions: tuple[str, ...]
+    kind: str
+
+
+class EvidenceRef(NamedTuple):
+    """A text whose presence in a paste lets a record answer (see `model.Evidence`)."""
+
+    contains: str
+    package: str
+
+
 class View(NamedTuple):
     """An entry as one paste sees it (see Entry.seen_from)."""
 
@@ -96,7 +115,7 @@ class Entry:
     literal: str
     words: set[str]
     tokens: set[str]
-    sites: list[Site]
+    sites: list[SiteRef]
     record_ids: list[str]
 
     @cached_property
@@ -230,7 +249,7 @@ Ranked = tuple[str, str, float, tuple]
 
 
 @contextmanager
-def _collector_paused():
+def collector_paused():
     """Building the index allocates many objects and no reference cycles, and the cyclic
     collector would rescan all of them again and again (half the build time)."""
     was_enabled = gc.isenabled()
@@ -243,19 +262,21 @@ def _collector_paused():
 
 
 class MatchIndex:
-    def __init__(self, dataset: Dataset) -> None:
-        with _collector_paused():
+    dataset: "Dataset | None"  # None when loaded from the cache (errkb.index_cache)
+
+    def __init__(self, dataset: "Dataset") -> None:
+        with collector_paused():
             self._build(dataset)
 
-    def _build(self, dataset: Dataset) -> None:
+    def _build(self, dataset: "Dataset") -> None:
         self.dataset = dataset
         linked: dict[str, list[str]] = defaultdict(list)
         for record in dataset.records:
             for sid in record.sites:
                 linked[sid].append(record.id)
-        by_template: dict[str, list[Site]] = defaultdict(list)
+        by_template: dict[str, list[SiteRef]] = defaultdict(list)
         for site in dataset.sites.values():
-            by_template[site.template].append(site)
+            by_template[site.template].append(SiteRef(site.id, site.package, site.path, tuple(site.versions), site.kind))
         # A record's own canonical template is searchable too, so records match even when
         # their wording is newer or older than every harvested site.
         entries: list[Entry] = []
@@ -264,21 +285,33 @@ class MatchIndex:
             entries.append(self._entry(template, sites, record_ids))
         for record in dataset.records:
             if record.template not in by_template:
-                sites = [dataset.sites[s] for s in record.sites if s in dataset.sites]
+                sites = [SiteRef(s.id, s.package, s.path, tuple(s.versions), s.kind)
+                         for s in (dataset.sites[sid] for sid in record.sites if sid in dataset.sites)]
                 entries.append(self._entry(record.template, sites, [record.id]))
         # Entries are kept most specific (most literal weight) first, so an entry's position
         # is its rank among candidates and sorting candidates needs no key.
         weights = candidates.entry_weights([e.words for e in entries], candidates.word_idf([e.words for e in entries]))
         self.entries = [entries[i] for i in sorted(range(len(entries)), key=lambda i: -weights[i])]
-        self.evidence_of = {r.id: tuple(r.evidence) for r in dataset.records if r.evidence}
+        self.evidence_of = {r.id: tuple(EvidenceRef(e.contains, e.package) for e in r.evidence)
+                            for r in dataset.records if r.evidence}
         # Each entry's text up to its first placeholder, sorted, to find what a cut-off line begins.
         self.heads = sorted((head, i) for i, e in enumerate(self.entries)
                             if len(head := " ".join(templates.parse(e.template)[0][0].split())) >= MIN_CUT_PREFIX)
         self.exact_candidates = candidates.exact_candidates(exact_plan(self.entries))
         self.weighted_candidates = candidates.weighted_candidates(weighted_plan(self.entries))
 
+    @classmethod
+    def assemble(cls, entries: Sequence[Entry], evidence_of: dict[str, tuple[EvidenceRef, ...]],
+                 heads: list[tuple[str, int]], exact_candidates, weighted_candidates) -> "MatchIndex":
+        """An index from parts built earlier (errkb.index_cache keeps them on disk)."""
+        index = cls.__new__(cls)
+        index.dataset = None
+        index.entries, index.evidence_of, index.heads = entries, evidence_of, heads
+        index.exact_candidates, index.weighted_candidates = exact_candidates, weighted_candidates
+        return index
+
     @staticmethod
-    def _entry(template: str, sites: list[Site], record_ids: list[str]) -> Entry:
+    def _entry(template: str, sites: list[SiteRef], record_ids: list[str]) -> Entry:
         literal = re.sub(r"\s+", " ", templates.literal_text(template)).strip()
         whole = whole_text(template)
         return Entry(template, literal, words(whole), tokens(whole), sites, record_ids)

@@ -5,16 +5,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from importlib import resources
 from pathlib import Path
 
 from errkb import layout
+from errkb.layout import default_data_dir  # noqa: F401 (re-exported: most callers read it here)
 from errkb.model import Record, Site
-
-
-def default_data_dir() -> Path:
-    """The dataset shipped inside the errkb distribution (the repo's data/ when editable)."""
-    return Path(str(resources.files("errkb.data")))
 
 
 def _atomic_write(path: Path, text: str) -> None:

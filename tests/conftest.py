@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,15 @@ from errkb import store
 from errkb.dataset import Dataset
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session", autouse=True)
+def index_cache_dir(tmp_path_factory) -> Path:
+    """The CLI's on-disk index cache (errkb.index_cache) in a folder of the test run, for this
+    process and the `errkb` processes the tests start, never in the user's home."""
+    path = tmp_path_factory.mktemp("errkb-cache")
+    os.environ["ERRKB_CACHE_DIR"] = str(path)
+    return path
 
 
 @pytest.fixture(scope="session")

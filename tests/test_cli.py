@@ -47,3 +47,65 @@ def test_drift_of_an_unknown_version_is_a_usage_error():
 def test_sites_finds_a_message():
     out = errkb("sites", "non-consecutive batch indices", "--package", "sglang").stdout
     assert "flash_attention_v4.py" in out
+
+
+SPLITKV = "AssertionError: SplitKV not supported on SM 9.0"
+
+
+def explain(*args, stdin=SPLITKV, data_dir=None):
+    globals_ = ["--data-dir", str(data_dir)] if data_dir else []
+    return subprocess.run([sys.executable, "-m", "errkb.cli", *globals_, "explain", *args, "-"], input=stdin,
+                          capture_output=True, text=True)
+
+
+def test_explain_prints_the_record_and_exits_1_on_no_match():
+    proc = explain()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1].startswith("fa4-splitkv-sm90  [")
+    assert "What it means:" in proc.stdout and "Fixes:" in proc.stdout
+    none = explain(stdin="hello world, all is well")
+    assert none.returncode == 1 and none.stdout.startswith("No known attention-backend error")
+
+
+def test_explain_json_is_the_apis_answer(data_dir):
+    from errkb.kb import KnowledgeBase
+
+    answer = json.loads(explain("--format", "json").stdout)
+    assert answer == json.loads(KnowledgeBase.load(data_dir).match_json(SPLITKV))
+
+
+def test_show_prints_a_record_and_refuses_an_unknown_id():
+    out = errkb("show", "fa4-splitkv-sm90", "--format", "json").stdout
+    assert json.loads(out)["id"] == "fa4-splitkv-sm90"
+    proc = errkb("show", "no-such-record", check=False)
+    assert proc.returncode == 2 and "no-such-record" in proc.stderr
+
+
+def test_a_reader_that_leaves_early_is_not_an_error():
+    """`errkb show X | head -c 1`: the pipe closes while errkb writes; no traceback, exit 0."""
+    proc = subprocess.run(["bash", "-o", "pipefail", "-c", f"{sys.executable} -m errkb.cli show fa4-splitkv-sm90 | head -c 1"],
+                          capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout) == (0, "f") and "Traceback" not in proc.stderr
+
+
+def test_a_warm_explain_imports_no_pydantic():
+    """The cached path answers from JSON: pydantic (and the 13,000 parsed sites) stay unloaded."""
+    explain()  # warms the cache
+    probe = ("import runpy, sys\nsys.argv = ['errkb', 'explain', 'SplitKV not supported on SM 9.0']\n"
+             "try:\n    runpy.run_module('errkb.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "print('pydantic' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.stdout.splitlines()[-1] == "False", proc.stderr
+
+
+def test_the_cache_follows_the_data_and_survives_damage(data_copy, index_cache_dir):
+    record = data_copy / "records" / "fa4" / "fa4-splitkv-sm90.json"
+    body = json.loads(record.read_text())
+    assert explain(data_dir=data_copy).stdout.splitlines()[2] == body["title"]
+    body["title"] = "A title changed after the cache was written"
+    record.write_text(json.dumps(body, indent=2))
+    assert explain(data_dir=data_copy).stdout.splitlines()[2] == body["title"]
+    for cached in index_cache_dir.glob("index-*.marshal"):
+        cached.write_bytes(cached.read_bytes()[:1000])  # cut short, as by a full disk
+    proc = explain(data_dir=data_copy)
+    assert proc.returncode == 0 and proc.stdout.splitlines()[2] == body["title"]

@@ -1,4 +1,4 @@
-"""/v1/match's JSON has one writer (errkb.kb.KnowledgeBase.match_json, hand-assembled for speed)
+"""/v1/match's JSON has one writer (errkb.match_json.MatchJsonWriter, hand-assembled for speed)
 and one declared shape (errkb.api.models.MatchResponse, whose serialization schema is what /docs
 shows): on every real paste the bytes must fit that schema exactly and say what the matcher's
 Match objects say."""
@@ -47,3 +47,16 @@ def test_the_match_json_fits_the_response_model_and_agrees_with_the_matcher(kb):
             assert (out["record"] is None) == (match.kind != "record") and (out["site"] is None) == (match.kind != "site")
         answered += bool(body["matches"])
     assert answered >= 200
+
+
+def test_the_cached_index_answers_as_the_full_knowledge_base(kb, data_dir):
+    """`errkb explain` answers from the on-disk cache (errkb.index_cache): read back from disk,
+    it must give the API's bytes on every real paste (same candidates, same ranking, same JSON)."""
+    from errkb import index_cache
+    from errkb.lookup import Lookup
+
+    index_cache.load(data_dir)  # writes the cache when this run has none yet
+    cached = Lookup.load(data_dir)
+    assert cached.index.dataset is None  # read back, not rebuilt
+    for text in real_pastes():
+        assert cached.match_json(text, 5) == kb.match_json(text, 5), text[:200]
