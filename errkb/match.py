@@ -391,6 +391,8 @@ class MatchIndex:
                 if paste is not None and paste.frames:
                     starts = starts or _line_starts(paste)
                     m = _on_a_message_line(entry.pattern, text, m, starts)
+                if _is_source_code(m) and (printed := entry.pattern.search(text, m.end())):
+                    m = printed
                 hits.append((entry, entry.exact_score, m.span(), _params(m), [entry.exact_why]))
         return hits
 
@@ -505,6 +507,15 @@ def _on_a_message_line(pattern: re.Pattern[str], text: str, m: re.Match[str], li
         if not next_line or (found := pattern.search(text, next_line)) is None:
             return m
     return m
+
+
+_PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")
+
+
+def _is_source_code(m: re.Match[str]) -> bool:
+    """The match is the f-string of the raise itself (a value reads `{name}`): tracebacks whose
+    frames the paste scanner does not know (IPython's, Colab's) show the source line too."""
+    return any(_PLACEHOLDER_VALUE.fullmatch(value) for value in m.groupdict().values())
 
 
 def _params(m: re.Match[str]) -> dict[str, str]:

@@ -193,3 +193,16 @@ def test_the_printed_message_wins_over_the_raise_line_a_traceback_shows(index):
     hit = top(index, text)
     assert hit.id == "vllm-bf16-requires-sm80"
     assert hit.matched_text.startswith("Bfloat16") and hit.params["gpu_name"] == "Tesla T4"
+
+
+def test_a_notebook_traceback_answers_with_the_printed_message_not_its_source_line(index):
+    """IPython/Colab tracebacks print the raising f-string; the paste scanner sees no frames."""
+    text = ("[/usr/local/lib/python3.8/dist-packages/xformers/ops.py](https://localhost:8080/#) in no_such_operator(*args, **kwargs)\n"
+            "     45     def no_such_operator(*args, **kwargs):\n"
+            "---> 46         raise RuntimeError(\n"
+            '     47             f"No such operator xformers::{name} - did you forget to build xformers with '
+            '`python setup.py develop`?"\n\n'
+            "RuntimeError: No such operator xformers::efficient_attention_forward_cutlass - did you forget "
+            "to build xformers with `python setup.py develop`?\n")
+    hit = top(index, text)
+    assert hit.id == "xformers-no-such-operator" and hit.params == {"name": "efficient_attention_forward_cutlass"}
