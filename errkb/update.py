@@ -19,9 +19,11 @@ import fnmatch
 import hashlib
 import json
 import subprocess
+import tarfile
 import urllib.error
 import urllib.parse
 import urllib.request
+import zipfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -292,13 +294,16 @@ def harvest_missing(cfg: PackageConfig, status: PackageStatus, data_dir: Path, c
     previous = status.newest
     records = store.read_records(data_dir)
     for release in [r for r in status.missing if r.file or r.tag][:limit]:
-        if release.file:
-            path = download(release.file, cache_dir / cfg.registry.pypi)  # type: ignore[union-attr]
-            source, pin = str(path), f"sha256:{release.file.sha256}"
-        else:
-            source, commit = checkout_tag(cfg.repo, release.tag, cache_dir / cfg.name / release.version)  # type: ignore[arg-type]
-            pin = f"commit:{commit}"
-        report = harvest(cfg.name, release.version, source, data_dir)
+        try:
+            if release.file:
+                path = download(release.file, cache_dir / cfg.registry.pypi)  # type: ignore[union-attr]
+                source, pin = str(path), f"sha256:{release.file.sha256}"
+            else:
+                source, commit = checkout_tag(cfg.repo, release.tag, cache_dir / cfg.name / release.version)  # type: ignore[arg-type]
+                pin = f"commit:{commit}"
+            report = harvest(cfg.name, release.version, source, data_dir)
+        except (OSError, ValueError, zipfile.BadZipFile, tarfile.TarError, subprocess.CalledProcessError) as exc:
+            raise UpdateError(f"harvesting {cfg.name} {release.version} from {release.source} failed: {exc!r}") from exc
         sites = store.read_sites(data_dir, cfg.name)
         change, note, changed = None, None, []
         if previous is None:

@@ -139,6 +139,31 @@ def test_harvesting_a_missing_release_reports_drift_and_the_records_it_touches(t
     assert "harvested toy 1.1 from toy-1.1-py3-none-any.whl" in text and "1 removed" in text
 
 
+def test_a_git_tag_release_is_cloned_and_pinned_to_its_commit(tmp_path, monkeypatch):
+    repo = tmp_path / "remote" / "example" / "toy"
+    (repo / "toy").mkdir(parents=True)
+    (repo / "toy" / "attn.py").write_text('raise ValueError("softcap is not supported")\n')
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "1.1"], check=True)
+    subprocess.run(git + ["tag", "v1.1"], check=True)
+    commit = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setattr(update, "GIT_URL", (tmp_path / "remote").as_uri() + "/{repo}")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "packages.json").write_text(json.dumps({"toy": {
+        "repo": "example/toy", "tag": "v{version}", "include": ["toy/**"],
+        "registry": {"pypi": "toy", "git_tag": True}}}))
+    index = {"releases": {"1.1": [{"filename": "toy-1.1.tar.gz", "url": "unused", "yanked": False,
+                                   "digests": {"sha256": "0" * 64}, "upload_time_iso_8601": "2026-11-30"}]}}
+    (status,) = update.package_statuses(data, fetch=lambda project: index)
+    (item,) = update.harvest_missing(update.load_packages(data)["toy"], status, data, tmp_path / "cache")
+    assert item.pin == f"commit:{commit}" and item.drift_note == "first harvested version"
+    assert store.read_manifest(data)["toy"]["1.1"]["source"] == "repo@v1.1"
+    assert [s.template for s in store.read_sites(data, "toy")] == ["softcap is not supported"]
+
+
 def test_record_changes_name_moved_vanished_and_appeared_sites(tmp_path):
     """Two versions of a toy package: one message moves file, one vanishes, one gains a copy."""
     data = tmp_path / "data"
