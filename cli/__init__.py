@@ -92,6 +92,46 @@ def cmd_drift(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_update(args: argparse.Namespace) -> int:
+    """List the registries' releases that are not harvested yet; without --dry-run, harvest them."""
+    from errkb import update
+    from errkb.packages import load_packages
+
+    if args.format == "json" and not args.dry_run:
+        print("errkb update: --format json prints the listing only; add --dry-run", file=sys.stderr)
+        return 2
+    data_dir = _data_dir(args)
+    configs = load_packages(data_dir)
+    unknown = [name for name in args.package or [] if name not in configs]
+    if unknown:
+        print(f"errkb update: unknown package {', '.join(map(repr, unknown))}; "
+              f"data/packages.json has {', '.join(configs)}", file=sys.stderr)
+        return 2
+    statuses = update.package_statuses(data_dir, args.package)
+    failed = any(s.problem and s.registry for s in statuses)
+    if args.format == "json":
+        print(json.dumps([s.as_dict() for s in statuses], indent=2))
+        return 1 if failed else 0
+    print(update.format_statuses(statuses, args.limit))
+    if args.dry_run:
+        return 1 if failed else 0
+    cache = Path(args.cache_dir) if args.cache_dir else data_dir.parent / update.CACHE_FOLDER
+    for status in statuses:
+        try:
+            for item in update.harvest_missing(configs[status.package], status, data_dir, cache, args.limit):
+                print(f"\n{update.format_harvested(item)}", flush=True)
+        except update.UpdateError as exc:
+            print(f"\nerrkb update: {status.package}: {exc}", file=sys.stderr)
+            failed = True
+    return 1 if failed else 0
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from errkb.schema import schema_files, write_schemas
 
@@ -205,6 +245,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("new")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(func=cmd_drift)
+
+    p = sub.add_parser("update", help="list (--dry-run) or harvest the registries' releases not harvested yet")
+    p.add_argument("--dry-run", action="store_true", help="only list the missing releases")
+    p.add_argument("--package", action="append", metavar="NAME", help="only this package (repeatable)")
+    p.add_argument("--limit", type=_positive_int, metavar="N", help="harvest at most N releases per package, oldest first")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="json: the listing (needs --dry-run)")
+    p.add_argument("--cache-dir", help="where downloads go (default: .update-cache next to the data folder)")
+    p.set_defaults(func=cmd_update)
 
     p = sub.add_parser("schema", help="print the JSON Schemas, or --write them to data/schema")
     p.add_argument("--write", action="store_true")

@@ -39,6 +39,25 @@ def glob_match(glob: str, path: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Registry:
+    """Where `errkb update` finds a package's releases, and which file of a release it harvests."""
+
+    pypi: str  # project name on PyPI
+    files: tuple[str, ...] = ()  # filename globs, best first: the first that a release has is harvested
+    git_tag: bool = False  # harvest the release's git tag instead (its files lack what the harvest reads)
+
+
+def _registry(name: str, raw: dict | None, tag: str | None) -> Registry | None:
+    if raw is None:
+        return None
+    files, git_tag = tuple(raw.get("files", ())), bool(raw.get("git_tag", False))
+    if not isinstance(raw.get("pypi"), str) or files and git_tag or not (files or git_tag) or git_tag and not tag:
+        raise ValueError(f"packages.json: {name}.registry needs a 'pypi' name and either 'files' (filename "
+                         "globs) or 'git_tag': true (with a release tag format)")
+    return Registry(pypi=raw["pypi"], files=files, git_tag=git_tag)
+
+
+@dataclass(frozen=True)
 class PackageConfig:
     name: str
     repo: str  # GitHub owner/name
@@ -47,6 +66,7 @@ class PackageConfig:
     include: tuple[str, ...]  # globs on distribution paths (see glob_match)
     exclude: tuple[str, ...]
     info_lines: bool = False  # harvest logger.info lines too (vLLM explains its backend choice at INFO)
+    registry: Registry | None = None  # None: not released on a registry (errkb update skips it)
 
     def in_scope(self, dist_path: str) -> bool:
         return any(glob_match(g, dist_path) for g in self.include) and not any(
@@ -76,6 +96,6 @@ def load_packages(data_dir: Path) -> dict[str, PackageConfig]:
             name=name, repo=cfg["repo"], tag=cfg.get("tag"),
             path_map=tuple(tuple(p) for p in cfg.get("path_map", [])),
             include=tuple(cfg["include"]), exclude=tuple(cfg.get("exclude", [])),
-            info_lines=cfg.get("info_lines", False))
+            info_lines=cfg.get("info_lines", False), registry=_registry(name, cfg.get("registry"), cfg.get("tag")))
         for name, cfg in raw.items()
     }
