@@ -14,6 +14,7 @@ IDS = "ids.txt"
 SCHEMA = "schema"
 PACKAGES = "packages.json"
 RESULTS = Path("verification") / "results.json"
+LINT_CHOICES = Path("lint") / "choices.json"  # backend names per release, for the config lint rules
 
 
 def record_paths(data_dir: Path) -> list[Path]:
@@ -58,3 +59,7 @@ def packages_path(data_dir: Path) -> Path:
 
 def results_path(data_dir: Path) -> Path:
     return Path(data_dir) / RESULTS
+
+
+def lint_choices_path(data_dir: Path) -> Path:
+    return Path(data_dir) / LINT_CHOICES
