@@ -139,7 +139,7 @@ def _command_launches(words: list[tuple[str, Span]]) -> list[Launch]:
         k += 1
     found = launcher([w for w, _ in words[k:]])
     if found:
-        launch = parse_options(found[0], words[k:], found[1])
+        launch = parse_options(found[0], words[k:], found[1], found[2])
         launch.env.update(env)
         return [launch]
     return [got for name, s in env.items() if (got := env_launch(name, s.value, s.anchor))]
@@ -196,7 +196,8 @@ def _argv_launches(loc: _Locator, argv: list[str], ranges: list[tuple[int, int]]
     found = launcher(argv)
     if not found:
         return []
-    return [parse_options(found[0], [(w, loc.span(a, b - a)) for w, (a, b) in zip(argv, ranges)], found[1])]
+    words = [(w, loc.span(a, b - a)) for w, (a, b) in zip(argv, ranges)]
+    return [parse_options(found[0], words, found[1], found[2])]
 
 
 # ------------------------------------------------------------------ YAML

@@ -44,6 +44,7 @@ class Launch:
     form: str  # python (a call) | cli (a command line) | env (environment only)
     settings: dict[str, Setting] = field(default_factory=dict)
     env: dict[str, Setting] = field(default_factory=dict)
+    entry: str = ""  # how a command line starts the server: 'sglang serve', 'sglang.launch_server', ...
 
     def get(self, key: str) -> Setting | None:
         return self.settings.get(key)
@@ -64,17 +65,17 @@ MODULES = {
 }
 
 
-def launcher(values: list[str]) -> tuple[str, int] | None:
-    """(tool, index of the first option) when `values` starts a vLLM or SGLang server:
+def launcher(values: list[str]) -> tuple[str, int, str] | None:
+    """(tool, index of the first option, entry) when `values` starts a vLLM or SGLang server:
     `vllm serve`, `sglang serve`, `python[3] -m MODULE` (a path to python or an `exec`/`env`
     prefix is fine); None otherwise."""
     for i, word in enumerate(values):
         base = word.rsplit("/", 1)[-1]
         if base in ("vllm", "sglang") and i + 1 < len(values) and values[i + 1] == "serve":
-            return base, i + 2
+            return base, i + 2, f"{base} serve"
         if base.startswith("python") and i + 2 < len(values) and values[i + 1] == "-m" \
                 and values[i + 2] in MODULES:
-            return MODULES[values[i + 2]], i + 3
+            return MODULES[values[i + 2]], i + 3, values[i + 2]
     return None
 
 
@@ -82,10 +83,10 @@ def _canonical(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def parse_options(tool: str, words: list[tuple[object, object]], start: int) -> Launch:
+def parse_options(tool: str, words: list[tuple[object, object]], start: int, entry: str = "") -> Launch:
     """Settings of one command line from its words (value, anchor): `--name value`,
     `--name=value`, bare `--flag` (True); a JSON `--attention-config '{"backend": ...}'` is opened."""
-    launch = Launch(tool, "cli")
+    launch = Launch(tool, "cli", entry=entry)
     i = start
     while i < len(words):
         value, anchor = words[i]

@@ -166,7 +166,7 @@ class _LiteralWalker(_Walker):
                 words.append((v if v is not None else UNKNOWN, el.value))
         found = launcher([w if isinstance(w, str) else "" for w, _ in words])
         if found:
-            self.launches.append(parse_options(found[0], words, found[1]))
+            self.launches.append(parse_options(found[0], words, found[1], found[2]))
 
     def visit_Expr(self, node: cst.Expr) -> bool:
         # a bare string statement is a docstring or a comment: not a command
@@ -182,7 +182,7 @@ class _LiteralWalker(_Walker):
             return
         found = launcher(values)
         if found:
-            self.launches.append(parse_options(found[0], [(v, node) for v in values], found[1]))
+            self.launches.append(parse_options(found[0], [(v, node) for v in values], found[1], found[2]))
 
 
 __all__ = ["python_launches"]

@@ -93,7 +93,7 @@ class TransformersFlashAttnFloat32(ConfigRule):
     NAME = "transformers-flash-attn-float32"
     RECORDS = ("transformers-fa2-fp32-dtype-warning",)
     TOOL = "transformers"
-    PREFILTER = ((b"flash_attention_", b"float32"), (b"flash_attention_", b"torch.float"))
+    PREFILTER = ((b"flash_attention_", b"float32", b"from_"), (b"flash_attention_", b"torch.float", b"from_"))
     HINT = "load with dtype=torch.bfloat16 (or float16), or use attn_implementation='sdpa' for float32"
     VALID = [
         "import torch\n" + _PY + "AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', "

@@ -184,7 +184,8 @@ class VllmTritonFp8KvBeforeSm89(ConfigRule):
     RECORDS = ("vllm-triton-attn-fp8-kv-requires-sm89",)
     TOOL = "vllm"
     ARCH_DEPENDENT = True
-    PREFILTER = ((b"kv_cache_dtype", b"fp8"), (b"kv-cache-dtype", b"fp8"))
+    PREFILTER = tuple((kv, b"fp8", name) for kv in (b"kv_cache_dtype", b"kv-cache-dtype")
+                      for name in (b"TRITON_ATTN", b"triton_attn"))
     HINT = "use --kv-cache-dtype auto/bfloat16 on {archs}, or another backend (FLASHINFER supports FP8 KV there)"
     VALID = [
         Example(_PY + "LLM(model='m', attention_backend='TRITON_ATTN', kv_cache_dtype='fp8')", archs=("sm90",)),

@@ -28,7 +28,7 @@ FILES = {
         "  a:\n"
         "    command: vllm serve m --attention-backend xformer\n"
         "  b:\n"
-        "    command: [\"sglang\", \"serve\", \"--model-path\", \"m\", \"--attention-backend\", \"sdpa\"]\n"
+        "    command: [\"python3\", \"-m\", \"sglang.launch_server\", \"--attention-backend\", \"sdpa\"]\n"
     ),
     "k8s/deploy.yml": (
         "apiVersion: apps/v1\n"
@@ -59,7 +59,7 @@ EXPECTED = [  # path, line, col, rule
     ("Dockerfile", 2, 28, "EKB601"),
     ("Dockerfile", 3, 71, "EKB701"),
     ("compose.yaml", 3, 47, "EKB601"),
-    ("compose.yaml", 5, 79, "EKB701"),
+    ("compose.yaml", 5, 80, "EKB701"),
     ("k8s/deploy.yml", 12, 48, "EKB601"),
     ("k8s/deploy.yml", 15, 22, "EKB601"),
     ("launch.py", 2, 94, "EKB601"),
