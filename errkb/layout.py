@@ -15,6 +15,7 @@ IDS = "ids.txt"
 SCHEMA = "schema"
 PACKAGES = "packages.json"
 RESULTS = Path("verification") / "results.json"
+LINT_CHOICES = Path("lint") / "choices.json"  # backend names per release, for the config lint rules
 
 
 def default_data_dir() -> Path:
@@ -69,3 +70,7 @@ def results_path(data_dir: Path) -> Path:
 def all_data_files(data_dir: Path) -> list[Path]:
     """Every file of the data folder, sorted: what the on-disk index cache is keyed by."""
     return sorted(p for p in Path(data_dir).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def lint_choices_path(data_dir: Path) -> Path:
+    return Path(data_dir) / LINT_CHOICES

@@ -15,6 +15,8 @@ def register(sub, data_dir_of) -> None:
     p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
     p.add_argument("--gpu-arch", action="append", metavar="ARCH",
                    help=f"target GPU arch, repeatable or comma-separated ({', '.join(ALL_ARCHS)})")
+    p.add_argument("--target-version", action="append", metavar="PKG==VER",
+                   help="release the configuration rules check against (vllm, sglang, transformers), repeatable")
     p.add_argument("--select", action="append", help="rule codes, prefixes or names (comma-separated)")
     p.add_argument("--ignore", action="append", help="rule codes, prefixes or names to skip")
     p.add_argument("--jobs", "-j", type=int, default=0, help="processes (0: automatic)")
@@ -48,6 +50,8 @@ def _lint(args: argparse.Namespace, data_dir: Path) -> int:
         cfg = config_mod.load(args.config.parent if args.config else None)
         if args.gpu_arch:
             cfg.archs = config_mod.check_archs(_split(args.gpu_arch))
+        if args.target_version:
+            cfg.versions = {**cfg.versions, **config_mod.check_versions(_split(args.target_version))}
         if args.select:
             cfg.select = _split(args.select)
         if args.ignore:

@@ -10,6 +10,11 @@
 
     [tool.errkb.per-file-ignores]
     "tests/**" = ["EKB101", "EKB2"]
+
+    [tool.errkb.versions]                  # target releases for the configuration rules (EKB6-8)
+    vllm = "0.11.0"
+    sglang = "0.5.10"
+    transformers = "4.56.0"
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from pathlib import Path
 from errkb.lint.rule import ALL_ARCHS, DEFAULT_ARCHS
 
 KEYS = {"gpu-archs", "select", "ignore", "exclude", "per-file-ignores", "report-unused-suppressions",
-        "cache-dir"}
+        "cache-dir", "versions"}
+VERSIONED = ("vllm", "sglang", "transformers")
 
 
 class ConfigError(ValueError):
@@ -38,6 +44,7 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     report_unused: bool = False
     cache_dir: Path | None = None
+    versions: dict[str, str] = field(default_factory=dict)  # package -> target release
     root: Path = field(default_factory=Path.cwd)  # where relative globs and the cache live
 
     def excluded(self, rel: str) -> bool:
@@ -96,7 +103,25 @@ def load(start: Path | None = None) -> Config:
     cfg.report_unused = bool(table.get("report-unused-suppressions", False))
     if "cache-dir" in table:
         cfg.cache_dir = path.parent / str(table["cache-dir"])
+    versions = table.get("versions", {})
+    if not isinstance(versions, dict):
+        raise ConfigError(f"{path}: [tool.errkb.versions] maps package names to versions")
+    cfg.versions = check_versions([f"{k}=={v}" for k, v in versions.items()], str(path))
     return cfg
+
+
+def check_versions(specs: list[str], where: str = "--target-version") -> dict[str, str]:
+    """'vllm==0.11.0' strings to {package: version}; the packages the configuration rules know."""
+    import re
+
+    out = {}
+    for spec in specs:
+        name, sep, version = spec.partition("==")
+        name = name.strip().lower()
+        if not sep or name not in VERSIONED or not re.fullmatch(r"\d+(\.\d+)*([.+]?\w+)*", version.strip()):
+            raise ConfigError(f"{where}: {spec!r} is not PACKAGE==VERSION with PACKAGE one of {', '.join(VERSIONED)}")
+        out[name] = version.strip()
+    return out
 
 
 def _strings(table: dict, key: str, path: Path) -> list[str]:

@@ -21,6 +21,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from errkb import layout
 from errkb.lint.analysis import ModuleIndex, module_name
+from errkb.lint.commands import is_command_file, lint_commands
 from errkb.lint.rule import DEFAULT_ARCHS, LintContext, Rule, all_rules
 
 UNUSED_SUPPRESSION = "EKB000"
@@ -156,7 +157,8 @@ def _deep_recursion(limit: int = 60000):
 
 def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS,
                 texts: dict[str, RecordText] | None = None, module: str | None = None,
-                report_unused: bool = False, tokens: tuple[tuple[bytes, ...], ...] | None = None) -> FileResult:
+                report_unused: bool = False, tokens: tuple[tuple[bytes, ...], ...] | None = None,
+                versions: dict[str, str] | None = None) -> FileResult:
     """Findings for one file's bytes; never raises on bad input (the result says why it skipped)."""
     texts = texts or {}
     result = FileResult(path)
@@ -172,6 +174,8 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     wants_unused = report_unused and b"errkb:" in source
     if not wants_unused and not may_match(source, tokens):
         return result
+    if not path.endswith(".py") and is_command_file(path):  # scripts, Dockerfiles, YAML: launch commands
+        return lint_commands(source, path, rules, archs, texts, versions, report_unused)
     if problem := _too_deep_for_the_parser(source):
         result.skipped = problem
         return result
@@ -190,7 +194,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     try:
         with _deep_recursion():
             index = ModuleIndex(tree, Path(path), module=module)
-            ctx = LintContext(index, tuple(archs))
+            ctx = LintContext(index, tuple(archs), dict(versions or {}))
             for rule in rules:
                 reports.extend((rule, r) for r in rule.run(ctx))
     except RecursionError:
@@ -228,7 +232,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
 
 
 def lint_text(code: str, archs=DEFAULT_ARCHS, select: list[str] | None = None,
-              path: str = "example.py") -> list[Finding]:
+              path: str = "example.py", versions: dict[str, str] | None = None) -> list[Finding]:
     """Convenience for tests and docs: lint a snippet with every (or the selected) rule."""
     from errkb import store
 
@@ -236,7 +240,7 @@ def lint_text(code: str, archs=DEFAULT_ARCHS, select: list[str] | None = None,
     texts = _default_texts.get("t")
     if texts is None:
         texts = _default_texts["t"] = load_record_texts(store.default_data_dir())
-    return lint_source(code.encode(), path, rules, archs, texts, module="example").findings
+    return lint_source(code.encode(), path, rules, archs, texts, module="example", versions=versions).findings
 
 
 _default_texts: dict = {}

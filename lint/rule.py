@@ -30,6 +30,8 @@ class Example:
     code: str
     archs: tuple[str, ...] = DEFAULT_ARCHS
     findings: int = 1
+    path: str = "example.py"  # the file type it is linted as (a .sh, Dockerfile or .yaml for commands)
+    versions: tuple[tuple[str, str], ...] = ()  # target package versions, e.g. (("vllm", "0.11.0"),)
 
 
 @dataclass
@@ -39,12 +41,14 @@ class Report:
     params: dict = field(default_factory=dict)
     hint: str = ""
     text: str | None = None  # upstream's exact words when they differ from the record's message
+    span: object = None  # outside Python (commands.py): a launch.Span instead of a node
 
 
 @dataclass
 class LintContext:
-    index: ModuleIndex
+    index: ModuleIndex | None
     archs: tuple[str, ...]
+    versions: dict[str, str] = field(default_factory=dict)  # target releases, e.g. {"vllm": "0.11.0"}
 
 
 class Rule:
@@ -88,5 +92,6 @@ def register(cls: type[Rule]) -> type[Rule]:
 
 def all_rules() -> dict[str, type[Rule]]:
     from errkb.lint import rules_fa2, rules_fa4, rules_flashinfer, rules_sdpa, rules_sglang  # noqa: F401
+    from errkb.lint import rules_config_sglang, rules_config_transformers, rules_config_vllm  # noqa: F401
 
     return dict(sorted(REGISTRY.items()))

@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 from errkb.lint.analysis import ModuleNames
+from errkb.lint.commands import is_command_file
 from errkb.lint.config import Config
 from errkb.lint.engine import FileResult, Finding, RecordText, lint_source, may_match, prefilter_tokens
 from errkb.lint.rule import all_rules
@@ -67,7 +68,7 @@ def discover(paths: list[Path], cfg: Config) -> tuple[list[Path], list[FileResul
             dirnames[:] = sorted(n for n in dirnames
                                  if n not in SKIP_DIRS and not cfg.excluded(_rel(d / n, cfg)))
             for name in filenames:
-                if name.endswith(".py"):
+                if name.endswith(".py") or is_command_file(name):
                     p = d / name
                     if p.is_symlink() and not p.exists():
                         problems.append(FileResult(str(p), skipped="broken symlink (or symlink loop)"))
@@ -108,11 +109,12 @@ def _linter_fingerprint() -> str:
 _W: dict = {}  # this worker's state for the current run, set afresh by _init at each run
 
 
-def _init(codes: list[str], archs, texts, report_unused, cache_dir, key) -> None:
+def _init(codes: list[str], archs, texts, report_unused, cache_dir, key, versions=None) -> None:
     rules = [cls() for c, cls in all_rules().items() if c in codes]
     _W.clear()
     _W.update(rules=rules, archs=tuple(archs), texts=texts, report_unused=report_unused,
-              cache_dir=cache_dir, key=key, tokens=prefilter_tokens(rules), module_names=ModuleNames())
+              cache_dir=cache_dir, key=key, tokens=prefilter_tokens(rules), module_names=ModuleNames(),
+              versions=dict(versions or {}))
 
 
 def _lint_one(job: tuple[str, str, list[str]]) -> tuple[FileResult, bool]:
@@ -145,7 +147,7 @@ def _lint_one(job: tuple[str, str, list[str]]) -> tuple[FileResult, bool]:
             pass
     try:
         result = lint_source(source, rel, rules, _W["archs"], _W["texts"], module=mod,
-                             report_unused=_W["report_unused"], tokens=tokens)
+                             report_unused=_W["report_unused"], tokens=tokens, versions=_W["versions"])
     except Exception as exc:  # a linter bug must not hide the other files
         result = FileResult(rel, skipped=f"internal error: {type(exc).__name__}: {exc}")
     if cache_file is not None and not (result.skipped or "").startswith("internal error"):
@@ -186,7 +188,7 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: dict[str
     files, problems = discover(paths, cfg)
     run = Run(results=list(problems), files=len(files))
     cache_dir = (cfg.cache_dir or cfg.root / ".errkb-cache") if use_cache else None
-    key = json.dumps([_linter_fingerprint(), sorted(cfg.archs), cfg.report_unused,
+    key = json.dumps([_linter_fingerprint(), sorted(cfg.archs), cfg.report_unused, sorted(cfg.versions.items()),
                       sorted((k, v.template, v.message) for k, v in texts.items())])
     jobs_list = [(str(p), _rel(p, cfg) if p.is_absolute() else p.as_posix(), cfg.ignored_for(_rel(p, cfg)))
                  for p in files]
@@ -212,7 +214,7 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: dict[str
         else:
             todo.append((i, sig))
 
-    init_args = (codes, cfg.archs, texts, cfg.report_unused, cache_dir, key)
+    init_args = (codes, cfg.archs, texts, cfg.report_unused, cache_dir, key, cfg.versions)
     if jobs <= 0:
         jobs = 1 if len(todo) < 64 else min(os.cpu_count() or 1, 8)
     work = [jobs_list[i] for i, _ in todo]

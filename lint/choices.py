@@ -1,0 +1,80 @@
+"""The names each vLLM, SGLang and transformers release accepts (data/lint/choices.json, made by
+scripts/extract_lint_choices.py from the wheels), and the questions rules ask of them.
+
+A rule asks about one package and one fact (e.g. vllm / attention_backend). With a target version
+configured (`[tool.errkb.versions]`, `--target-version`), the answer comes from the newest release
+read that is not newer than it; without one, a name counts as wrong only when it is wrong in every
+release read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+def version_key(v: str) -> tuple:
+    """'0.4.6.post5' -> (0, 4, 6, 5); good enough to order the releases read and user versions."""
+    return tuple(int(p) for p in re.findall(r"\d+", v.replace("post", ".")))
+
+
+@lru_cache(maxsize=1)
+def _releases() -> dict[str, dict[str, dict]]:
+    from errkb import layout, store
+
+    doc = json.loads(layout.lint_choices_path(store.default_data_dir()).read_text())
+    return doc["releases"]
+
+
+@dataclass(frozen=True)
+class Release:
+    package: str
+    version: str
+    facts: dict
+
+    def choices(self, fact: str) -> list[str] | None:
+        got = self.facts.get(fact)
+        return got["choices"] if got else None
+
+    def value(self, fact: str, default=None):
+        got = self.facts.get(fact)
+        return got["value"] if got else default
+
+    def mapping(self, fact: str) -> dict[str, str]:
+        got = self.facts.get(fact)
+        return got["map"] if got else {}
+
+
+def releases(package: str) -> list[Release]:
+    """Every release read, oldest first."""
+    rels = _releases().get(package, {})
+    return sorted((Release(package, v, f) for v, f in rels.items()), key=lambda r: version_key(r.version))
+
+
+def release_for(package: str, version: str | None) -> Release | None:
+    """The release whose tables stand for `version`: the newest read that is not newer (the
+    oldest read for an older version); None when no version is configured."""
+    if not version:
+        return None
+    rels = releases(package)
+    older = [r for r in rels if version_key(r.version) <= version_key(version)]
+    return older[-1] if older else (rels[0] if rels else None)
+
+
+def history(package: str, fact: str, accepted) -> str:
+    """Where in the releases read a name is accepted, e.g. 'accepted in 0.6.3-0.11.0, not from
+    0.12.0'; `accepted(release)` says whether that release takes it."""
+    rels = [r for r in releases(package) if r.choices(fact) is not None]
+    yes = [r.version for r in rels if accepted(r)]
+    if not yes:
+        return f"not accepted by any {package} release read ({rels[0].version}-{rels[-1].version})"
+    first, last = yes[0], yes[-1]
+    after = [r.version for r in rels if version_key(r.version) > version_key(last)]
+    span = first if first == last else f"{first}-{last}"
+    return f"accepted in {package} {span}" + (f", not from {after[0]}" if after else "")
+
+
+def newest(package: str, fact: str) -> Release:
+    return [r for r in releases(package) if r.choices(fact) is not None][-1]

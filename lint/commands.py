@@ -1,0 +1,344 @@
+"""Launch commands outside Python: shell scripts, Dockerfiles, docker compose and Kubernetes YAML.
+
+Each file becomes Launches (launch.py): `vllm serve ...`, `python -m vllm.entrypoints.openai.api_server
+...`, `python -m sglang.launch_server ...`, `sglang serve ...` with their options, and VLLM_*
+variables from `export`/`VAR=... cmd`/`ENV`/`env:`/`environment:`. Shell words are split with
+shlex; every word is then found again in the original text, from where the previous one ended, so
+a finding points at the line and column of the word in the file (a word whose quoting changed its
+text points at the position after the previous word). The configuration rules check the Launches.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+import shlex
+
+from errkb.lint.launch import ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, value_part
+from errkb.lint.rule import LintContext
+
+_SHELL_SUFFIXES = (".sh", ".bash")
+_YAML_SUFFIXES = (".yaml", ".yml")
+_OPERATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+_MAX_JOINED = 50  # logical lines joined while looking for a closing quote
+
+
+def file_kind(name: str) -> str | None:
+    """'shell', 'docker' or 'yaml' for the file types linted as launch commands, else None."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    low = base.lower()
+    if low.endswith(_SHELL_SUFFIXES):
+        return "shell"
+    if low.endswith(_YAML_SUFFIXES):
+        return "yaml"
+    if low in ("dockerfile", "containerfile") or low.startswith(("dockerfile.", "containerfile.")) \
+            or low.endswith(".dockerfile"):
+        return "docker"
+    return None
+
+
+def is_command_file(name: str) -> bool:
+    return file_kind(name) is not None
+
+
+class _Locator:
+    """Offsets in the text to 1-based (line, column), and words found again in order."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def span(self, start: int, length: int) -> Span:
+        def pos(offset):
+            line = bisect.bisect_right(self.starts, offset) - 1
+            return line + 1, offset - self.starts[line] + 1
+        (l1, c1), (l2, c2) = pos(start), pos(start + max(length, 0))
+        return Span(l1, c1, l2, c2)
+
+    def find(self, word: str, cursor: int, limit: int) -> tuple[int, int]:
+        """(offset, new cursor) of `word` at or after `cursor` (before `limit`)."""
+        at = self.text.find(word, cursor, limit) if word else -1
+        if at < 0:
+            return cursor, cursor
+        return at, at + len(word)
+
+
+# ------------------------------------------------------------------ shell
+
+
+def _logical_lines(text: str, start: int, end: int):
+    """(offset, line) of each logical line in text[start:end], backslash-newlines joined."""
+    pos = start
+    while pos < end:
+        nl = text.find("\n", pos, end)
+        stop = end if nl < 0 else nl
+        while stop < end and text[pos:stop].endswith("\\"):
+            nxt = text.find("\n", stop + 1, end)
+            stop = end if nxt < 0 else nxt
+        yield pos, stop
+        pos = stop + 1
+
+
+def _shell_words(chunk: str) -> list[str] | None:
+    lex = shlex.shlex(chunk.replace("\\\n", " "), posix=True, punctuation_chars=";&|()")
+    lex.whitespace_split = True
+    lex.commenters = "#"
+    try:
+        return list(lex)
+    except ValueError:  # an open quote: the caller joins the next line
+        return None
+
+
+def shell_launches(loc: _Locator, start: int, end: int) -> list[Launch]:
+    """Launches in the shell text loc.text[start:end]."""
+    out: list[Launch] = []
+    lines = list(_logical_lines(loc.text, start, end))
+    i = 0
+    while i < len(lines):
+        first, stop = lines[i]
+        words = _shell_words(loc.text[first:stop])
+        j = i
+        while words is None and j + 1 < len(lines) and j - i < _MAX_JOINED:
+            j += 1
+            stop = lines[j][1]
+            words = _shell_words(loc.text[first:stop])
+        i = j + 1
+        if not words:
+            continue
+        located = _locate(loc, words, first, stop)
+        command: list = []
+        for word in [*located, (";", None)]:
+            if word[0] in _OPERATORS:
+                out.extend(_command_launches(command))
+                command = []
+            else:
+                command.append(word)
+    return out
+
+
+def _locate(loc: _Locator, words: list[str], start: int, stop: int) -> list[tuple[str, Span]]:
+    """Each word with its span, found in order in loc.text[start:stop]."""
+    out, cursor = [], start
+    for w in words:
+        at, cursor = loc.find(w, cursor, stop)
+        out.append((w, loc.span(at, len(w))))
+    return out
+
+
+def _command_launches(words: list[tuple[str, Span]]) -> list[Launch]:
+    """Launches of one simple command: `export VAR=...`, `VAR=... cmd ...`, or a launcher."""
+    if not words:
+        return []
+    env: dict[str, Setting] = {}
+    k = 1 if words[0][0] == "export" else 0
+    while k < len(words) and _ASSIGN.match(words[k][0]):
+        name, value = _ASSIGN.match(words[k][0]).groups()
+        env[name] = Setting(value, value_part(words[k][1], len(name) + 1), name)
+        k += 1
+    found = launcher([w for w, _ in words[k:]])
+    if found:
+        launch = parse_options(found[0], words[k:], found[1], found[2])
+        launch.env.update(env)
+        return [launch]
+    return [got for name, s in env.items() if (got := env_launch(name, s.value, s.anchor))]
+
+
+# ------------------------------------------------------------------ Dockerfile
+
+_INSTRUCTION = re.compile(r"^[ \t]*(RUN|CMD|ENTRYPOINT|ENV)[ \t]+", re.I | re.M)
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def docker_launches(loc: _Locator) -> list[Launch]:
+    out: list[Launch] = []
+    text = loc.text
+    for m in _INSTRUCTION.finditer(text):
+        start = m.end()
+        stop = next(iter(_logical_lines(text, start, len(text))), (start, start))[1]
+        word = m.group(1).upper()
+        body = text[start:stop]
+        if word == "ENV":
+            located = _locate(loc, _shell_words(body) or [], start, stop)
+            if len(located) == 2 and "=" not in located[0][0]:  # legacy `ENV NAME value`
+                got = env_launch(located[0][0], *located[1])
+                out.extend([got] if got else [])
+            else:
+                out.extend(_command_launches([("export", None), *located]))
+        elif body.lstrip().startswith("["):
+            out.extend(_json_form(loc, start, stop))
+        else:
+            out.extend(shell_launches(loc, start, stop))
+    return out
+
+
+def _json_form(loc: _Locator, start: int, stop: int) -> list[Launch]:
+    """CMD/ENTRYPOINT/RUN ["exe", "arg", ...]: each string at its place in the file."""
+    try:
+        argv = json.loads(loc.text[start:stop].replace("\\\n", " "))
+    except ValueError:
+        return []
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        return []
+    ranges = [(m.start() + 1, m.end() - 1) for m in _JSON_STRING.finditer(loc.text, start, stop)]
+    if len(ranges) != len(argv):
+        ranges = [(start, start)] * len(argv)
+    return _argv_launches(loc, argv, ranges)
+
+
+def _argv_launches(loc: _Locator, argv: list[str], ranges: list[tuple[int, int]]) -> list[Launch]:
+    """An exec-form argument vector, each word with its range in the file: a launcher, or
+    `sh -c SCRIPT` whose script is shell text."""
+    for i in range(len(argv) - 2):
+        if argv[i].rsplit("/", 1)[-1] in ("sh", "bash") and argv[i + 1] in ("-c", "-lc", "-ec"):
+            return shell_launches(loc, *ranges[i + 2])
+    found = launcher(argv)
+    if not found:
+        return []
+    words = [(w, loc.span(a, b - a)) for w, (a, b) in zip(argv, ranges)]
+    return [parse_options(found[0], words, found[1], found[2])]
+
+
+# ------------------------------------------------------------------ YAML
+
+
+def yaml_launches(loc: _Locator) -> list[Launch]:
+    import yaml
+
+    out: list[Launch] = []
+    for doc in yaml.compose_all(loc.text, Loader=yaml.SafeLoader):
+        if doc is not None:
+            _walk_yaml(loc, doc, out)
+    return out
+
+
+def _walk_yaml(loc: _Locator, node, out: list[Launch]) -> None:
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode):
+        for child in node.value:
+            _walk_yaml(loc, child, out)
+        return
+    if not isinstance(node, yaml.MappingNode):
+        return
+    fields = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+    env = _yaml_env(loc, fields.get("env")) + _yaml_env(loc, fields.get("environment"))
+    launches: list[Launch] = []
+    parts = [fields[k] for k in ("entrypoint", "command", "args") if k in fields]
+    argv, ranges = [], []
+    for part in parts:
+        if isinstance(part, yaml.ScalarNode):  # compose `command: vllm serve ...`: shell text
+            launches.extend(shell_launches(loc, part.start_mark.index, part.end_mark.index))
+        elif isinstance(part, yaml.SequenceNode):  # exec form; Kubernetes appends args to command
+            for item in part.value:
+                if isinstance(item, yaml.ScalarNode):
+                    argv.append(item.value)
+                    ranges.append(_scalar_range(loc, item))
+    launches.extend(_argv_launches(loc, argv, ranges))
+    for launch in launches:
+        launch.env.update({name: s for name, s in env})
+    out.extend(launches)
+    if not launches:
+        out.extend(got for name, s in env if (got := env_launch(name, s.value, s.anchor)))
+    for key, value in node.value:
+        if key.value not in ("env", "environment", "command", "args", "entrypoint"):
+            _walk_yaml(loc, value, out)
+
+
+def _scalar_range(loc: _Locator, node) -> tuple[int, int]:
+    """Where a scalar's text is in the file: its value when written as is (quotes excluded),
+    else the whole node (a block scalar, or a string with escapes)."""
+    start = loc.text.find(node.value, node.start_mark.index, node.end_mark.index) if node.value else -1
+    if start < 0:
+        return node.start_mark.index, node.end_mark.index
+    return start, start + len(node.value)
+
+
+def _scalar_span(loc: _Locator, node) -> Span:
+    a, b = _scalar_range(loc, node)
+    return loc.span(a, b - a)
+
+
+def _yaml_env(loc: _Locator, node) -> list[tuple[str, Setting]]:
+    """Kubernetes `env: [{name, value}]`, compose `environment: {K: V}` or `[K=V]`."""
+    import yaml
+
+    out = []
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode):
+                out.append((k.value, Setting(v.value, _scalar_span(loc, v), k.value)))
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            if isinstance(item, yaml.MappingNode):
+                f = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)}
+                name, value = f.get("name"), f.get("value")
+                if isinstance(name, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode):
+                    out.append((name.value, Setting(value.value, _scalar_span(loc, value), name.value)))
+            elif isinstance(item, yaml.ScalarNode) and _ASSIGN.match(item.value):
+                name, value = _ASSIGN.match(item.value).groups()
+                span = _scalar_span(loc, item)
+                out.append((name, Setting(value, value_part(span, len(name) + 1), name)))
+    return out
+
+
+# ------------------------------------------------------------------ linting
+
+
+def launches_of(text: str, kind: str) -> list[Launch]:
+    loc = _Locator(text)
+    if kind == "docker":
+        return docker_launches(loc)
+    if kind == "yaml":
+        return yaml_launches(loc)
+    return shell_launches(loc, 0, len(text))
+
+
+def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, report_unused=False):
+    """Findings for one shell script, Dockerfile or YAML file (never raises on bad input)."""
+    from errkb.lint.engine import UNUSED_SUPPRESSION, FileResult, Finding, render, suppressions
+
+    result = FileResult(path)
+    if b"vllm" not in source and b"sglang" not in source and b"VLLM_" not in source:
+        return result
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError:
+        result.skipped = "cannot decode: not UTF-8"
+        return result
+    try:
+        launches = launches_of(text, file_kind(path) or "shell")
+    except Exception as exc:  # malformed YAML and the like: say so, lint the other files
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        result.skipped = f"cannot read as {file_kind(path) or 'shell'}{where}: {type(exc).__name__}"
+        return result
+    ctx = LintContext(None, tuple(archs), dict(versions or {}))
+    sup = suppressions(source)
+    used: dict[int, set[str]] = {}
+    findings = []
+    for rule in rules:
+        if not isinstance(rule, ConfigRule):
+            continue
+        for launch in launches:
+            if launch.tool != rule.TOOL:
+                continue
+            for rep in rule.check_launch(launch, ctx):
+                span = rep.span
+                codes = sup.get(span.line, ())
+                if span.line in sup and (codes is None or rule.CODE in codes):
+                    used.setdefault(span.line, set()).add(rule.CODE)
+                    continue
+                findings.append(Finding(path, span.line, span.col, rule.CODE, rule.NAME, rep.record,
+                                        render(rep, texts), span.end_line, span.end_col))
+    if report_unused:
+        for line, codes in sup.items():
+            hit = used.get(line, set())
+            unused = ([] if hit else ["*"]) if codes is None else sorted(codes - hit)
+            if unused:
+                what = "errkb: ignore" if codes is None else f"errkb: ignore[{', '.join(unused)}]"
+                findings.append(Finding(path, line, 1, UNUSED_SUPPRESSION, "unused-suppression", "",
+                                        f"unused suppression: `{what}` silences nothing on this line"))
+    result.findings = sorted(set(findings))
+    return result

@@ -1,0 +1,175 @@
+"""One launch configuration of vLLM, SGLang or transformers, however it was written.
+
+Users rarely call kernels; they write `vllm.LLM(attention_backend=...)`, `sglang.Engine(...)`,
+`from_pretrained(..., attn_implementation=...)`, `vllm serve ... --attention-backend X` in a
+script, a Dockerfile or a Kubernetes manifest, or `VLLM_ATTENTION_BACKEND=...` in an environment.
+Every form becomes a `Launch`: the tool, its settings under one canonical name each
+(`attention_backend`, `kv_cache_dtype`, `attention_config.backend`, ...), and the environment
+variables set with it. The configuration rules (lint/rules_config_*.py) check Launches only, so one
+rule covers Python, shell, Dockerfile and YAML alike.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from errkb.lint.analysis import UNKNOWN
+from errkb.lint.rule import Report, Rule
+
+
+@dataclass
+class Setting:
+    value: object  # str, int, float, bool, None or UNKNOWN
+    anchor: object  # a libcst node (Python) or a Span (other files): where to report
+    spelled: str  # as the user wrote the name: '--attention-backend', 'attention_backend', 'VLLM_...'
+
+    @property
+    def text(self) -> str | None:
+        return self.value if isinstance(self.value, str) else None
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int  # 1-based
+    col: int  # 1-based
+    end_line: int
+    end_col: int
+
+
+@dataclass
+class Launch:
+    tool: str  # vllm | sglang | transformers
+    form: str  # python (a call) | cli (a command line) | env (environment only)
+    settings: dict[str, Setting] = field(default_factory=dict)
+    env: dict[str, Setting] = field(default_factory=dict)
+    entry: str = ""  # how a command line starts the server: 'sglang serve', 'sglang.launch_server', ...
+
+    def get(self, key: str) -> Setting | None:
+        return self.settings.get(key)
+
+    def texts(self, *keys: str) -> list[tuple[str, Setting]]:
+        """(key, setting) for those of `keys` that are set to a visible string."""
+        return [(k, self.settings[k]) for k in keys if k in self.settings and self.settings[k].text is not None]
+
+
+# ------------------------------------------------------------------ command lines
+
+# `python -m MODULE` launchers and the tool each starts
+MODULES = {
+    "vllm.entrypoints.openai.api_server": "vllm",
+    "vllm.entrypoints.api_server": "vllm",
+    "vllm.entrypoints.cli.main": "vllm",
+    "sglang.launch_server": "sglang",
+}
+
+
+def launcher(values: list[str]) -> tuple[str, int, str] | None:
+    """(tool, index of the first option, entry) when `values` starts a vLLM or SGLang server:
+    `vllm serve`, `sglang serve`, `python[3] -m MODULE` (a path to python or an `exec`/`env`
+    prefix is fine); None otherwise."""
+    for i, word in enumerate(values):
+        base = word.rsplit("/", 1)[-1]
+        if base in ("vllm", "sglang") and i + 1 < len(values) and values[i + 1] == "serve":
+            return base, i + 2, f"{base} serve"
+        if base.startswith("python") and i + 2 < len(values) and values[i + 1] == "-m" \
+                and values[i + 2] in MODULES:
+            return MODULES[values[i + 2]], i + 3, values[i + 2]
+    return None
+
+
+def _canonical(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def parse_options(tool: str, words: list[tuple[object, object]], start: int, entry: str = "") -> Launch:
+    """Settings of one command line from its words (value, anchor): `--name value`,
+    `--name=value`, bare `--flag` (True); a JSON `--attention-config '{"backend": ...}'` is opened."""
+    launch = Launch(tool, "cli", entry=entry)
+    i = start
+    while i < len(words):
+        value, anchor = words[i]
+        i += 1
+        if not isinstance(value, str) or not value.startswith("--") or value == "--":
+            continue
+        if "=" in value:
+            name, _, arg = value.partition("=")
+            launch.settings[_canonical(name)] = Setting(arg, value_part(anchor, len(name) + 1), name)
+            continue
+        nxt = words[i][0] if i < len(words) else None
+        if isinstance(nxt, str) and nxt.startswith("-") and not _is_number(nxt):
+            launch.settings[_canonical(value)] = Setting(True, anchor, value)
+        elif i < len(words):
+            launch.settings[_canonical(value)] = Setting(nxt, words[i][1], value)
+            i += 1
+        else:
+            launch.settings[_canonical(value)] = Setting(True, anchor, value)
+    config = launch.settings.get("attention_config")
+    if config is not None and isinstance(config.value, str):
+        try:
+            parsed = json.loads(config.value)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("backend"), str):
+            launch.settings["attention_config.backend"] = Setting(parsed["backend"], config.anchor,
+                                                                  "--attention-config")
+    return launch
+
+
+def value_part(anchor: object, skip: int) -> object:
+    """The span of the value in a NAME=value word (a node or multi-line span stays whole)."""
+    if isinstance(anchor, Span) and anchor.line == anchor.end_line:
+        return Span(anchor.line, anchor.col + skip, anchor.end_line, anchor.end_col)
+    return anchor
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+        return True
+    except ValueError:
+        return False
+
+
+def env_launch(name: str, value: object, anchor: object) -> Launch | None:
+    """A Launch for one environment variable the rules know (VLLM_*), or None."""
+    if not name.startswith("VLLM_"):
+        return None
+    return Launch("vllm", "env", env={name: Setting(value, anchor, name)})
+
+
+# ------------------------------------------------------------------ rules
+
+
+class ConfigRule(Rule):
+    """Base of the configuration rules: `check_launch` sees every Launch of its TOOL, from Python
+    (see launch_python.py) and from scripts, Dockerfiles and YAML (see commands.py)."""
+
+    TOOL: str = ""
+
+    def run(self, ctx) -> Iterator[Report]:
+        from errkb.lint.launch_python import python_launches
+
+        for launch in python_launches(ctx.index):
+            if launch.tool == self.TOOL:
+                yield from self.check_launch(launch, ctx)
+
+    def check_launch(self, launch: Launch, ctx) -> Iterable[Report]:
+        return ()
+
+    def at(self, setting: Setting, record: str | None = None, hint: str | None = None,
+           text: str | None = None, **params) -> Report:
+        """A report at a setting (a libcst node, or a Span outside Python)."""
+        rep = self.report(setting.anchor if not isinstance(setting.anchor, Span) else None,
+                          record, hint, text, **params)
+        rep.span = setting.anchor if isinstance(setting.anchor, Span) else None
+        return rep
+
+
+def target_version(ctx, package: str) -> str | None:
+    return (getattr(ctx, "versions", None) or {}).get(package)
+
+
+__all__ = ["ConfigRule", "Launch", "Setting", "Span", "UNKNOWN", "env_launch", "launcher", "parse_options",
+           "target_version"]

@@ -1,0 +1,188 @@
+"""Launches written in Python: engine constructors and from_pretrained calls, VLLM_* variables put
+into an environment, and command lines held in argv lists or strings (subprocess, os.system).
+
+Computed once per module (every configuration rule asks) and kept on the ModuleIndex.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import libcst as cst
+
+from errkb.lint.analysis import UNKNOWN, ModuleIndex, QualName, _Walker
+from errkb.lint.launch import Launch, Setting, env_launch, launcher, parse_options
+
+# calls whose keyword arguments are engine settings (names read from vllm 0.6-0.34, sglang 0.3-0.5.23)
+VLLM_CALLS = frozenset({
+    "vllm.LLM", "vllm.entrypoints.llm.LLM",
+    "vllm.EngineArgs", "vllm.engine.arg_utils.EngineArgs",
+    "vllm.AsyncEngineArgs", "vllm.engine.arg_utils.AsyncEngineArgs",
+})
+VLLM_ATTENTION_CONFIG = frozenset({"vllm.config.AttentionConfig", "vllm.config.attention.AttentionConfig"})
+SGLANG_CALLS = frozenset({
+    "sglang.Engine", "sglang.srt.entrypoints.engine.Engine", "sglang.Runtime",
+    "sglang.srt.server_args.ServerArgs",
+})
+_TRANSFORMERS_LOADERS = ("from_pretrained", "from_config")
+_ENV_SETTERS = ("setdefault", "putenv", "setenv", "__setitem__")
+
+
+def python_launches(index: ModuleIndex) -> list[Launch]:
+    got = getattr(index, "_errkb_launches", None)
+    if got is None:
+        got = _collect(index)
+        index._errkb_launches = got
+    return got
+
+
+def _setting_value(index: ModuleIndex, expr: cst.BaseExpression, scope) -> object:
+    v = index.value(expr, scope)
+    if isinstance(v, QualName):
+        return v
+    return v if v is None or type(v) in (int, float, str, bool) else UNKNOWN
+
+
+def _call_launch(index: ModuleIndex, site, tool: str) -> Launch:
+    args = index.bind_args(site)
+    launch = Launch(tool, "python")
+    for name, (expr, scope, node) in args.given.items():
+        launch.settings[name] = Setting(_setting_value(index, expr, scope), node, name)
+        if name == "attention_config":
+            backend = _attention_config_backend(index, expr, scope)
+            if backend is not None:
+                launch.settings["attention_config.backend"] = Setting(
+                    _setting_value(index, backend[0], backend[1]), backend[2], "attention_config")
+    return launch
+
+
+def _attention_config_backend(index: ModuleIndex, expr, scope):
+    """The `backend` of attention_config={...} / dict(...) / AttentionConfig(backend=...)."""
+    items = index.dict_items(expr, scope)
+    if items is not None:
+        for key, value, vscope in items:
+            if key == "backend":
+                return value, vscope, value
+        return None
+    if isinstance(expr, cst.Call) and index.resolve(expr.func, scope) <= VLLM_ATTENTION_CONFIG \
+            and index.resolve(expr.func, scope):
+        for a in expr.args:
+            if a.keyword is not None and a.keyword.value == "backend":
+                return a.value, scope, a
+    return None
+
+
+def _imports_transformers(index: ModuleIndex) -> bool:
+    """Whether any scope of the module imports from transformers (imports in functions count)."""
+    scopes = {id(site.scope): site.scope for site in index.calls}
+    scopes[id(index.root)] = index.root
+    return any(b.kind == "import" and b.qualname.split(".")[0] == "transformers"
+               for s in scopes.values() for bs in s.bindings.values() for b in bs)
+
+
+def _collect(index: ModuleIndex) -> list[Launch]:
+    launches: list[Launch] = []
+    uses_transformers = None
+    for site in index.calls:
+        targets = index.targets(site)
+        if targets and targets <= VLLM_CALLS:
+            launches.append(_call_launch(index, site, "vllm"))
+        elif targets and targets <= SGLANG_CALLS:
+            launches.append(_call_launch(index, site, "sglang"))
+        elif targets and all(t.startswith("transformers.") and t.rsplit(".", 1)[-1] in _TRANSFORMERS_LOADERS
+                             for t in targets):
+            launches.append(_call_launch(index, site, "transformers"))
+        elif isinstance(site.node.func, cst.Attribute) and site.node.func.attr.value == "set_attn_implementation":
+            if uses_transformers is None:
+                uses_transformers = _imports_transformers(index)
+            if uses_transformers and site.node.args and site.node.args[0].keyword is None:
+                arg = site.node.args[0]
+                launches.append(Launch("transformers", "python", {"attn_implementation": Setting(
+                    _setting_value(index, arg.value, site.scope), arg, "set_attn_implementation")}))
+    walker = _LiteralWalker()
+    walker.walk(index.tree)
+    launches.extend(walker.launches)
+    return launches
+
+
+def _string(node) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        try:
+            v = node.evaluated_value
+        except Exception:
+            return None
+        return v if isinstance(v, str) else None
+    return None
+
+
+class _LiteralWalker(_Walker):
+    """VLLM_* keys put into mappings or environments, and command lines in lists and strings."""
+
+    def __init__(self) -> None:
+        self.launches: list[Launch] = []
+
+    def _env(self, key_node, value_node, anchor) -> None:
+        name = _string(key_node)
+        if name is None:
+            return
+        value = _string(value_node)
+        got = env_launch(name, value if value is not None else UNKNOWN, anchor)
+        if got is not None:
+            self.launches.append(got)
+
+    def visit_Assign(self, node: cst.Assign) -> None:  # env["VLLM_X"] = "..."
+        for t in node.targets:
+            target = t.target
+            if isinstance(target, cst.Subscript) and len(target.slice) == 1 \
+                    and isinstance(target.slice[0].slice, cst.Index):
+                self._env(target.slice[0].slice.value, node.value, target)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:  # {"VLLM_X": "..."}
+        self._env(node.key, node.value, node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        for a in node.args:  # dict(os.environ, VLLM_X="..."), os.environ.update(VLLM_X=...)
+            if a.keyword is not None and a.keyword.value.startswith("VLLM_"):
+                got = env_launch(a.keyword.value, _string(a.value) or UNKNOWN, a)
+                if got is not None:
+                    self.launches.append(got)
+        if isinstance(func, cst.Attribute) and func.attr.value in _ENV_SETTERS and len(node.args) >= 2:
+            self._env(node.args[0].value, node.args[1].value, node.args[0])  # os.environ.setdefault, monkeypatch.setenv
+
+    def visit_List(self, node: cst.List) -> None:
+        self._argv(node)
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self._argv(node)
+
+    def _argv(self, node) -> None:
+        words = []
+        for el in node.elements:
+            if isinstance(el, cst.StarredElement):
+                words.append((UNKNOWN, el))
+            else:
+                v = _string(el.value)
+                words.append((v if v is not None else UNKNOWN, el.value))
+        found = launcher([w if isinstance(w, str) else "" for w, _ in words])
+        if found:
+            self.launches.append(parse_options(found[0], words, found[1], found[2]))
+
+    def visit_Expr(self, node: cst.Expr) -> bool:
+        # a bare string statement is a docstring or a comment: not a command
+        return not isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString))
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:  # "vllm serve ... --attention-backend X"
+        text = _string(node)
+        if text is None or ("vllm" not in text and "sglang" not in text) or "\n" in text.strip():
+            return
+        try:
+            values = shlex.split(text, comments=False)
+        except ValueError:
+            return
+        found = launcher(values)
+        if found:
+            self.launches.append(parse_options(found[0], [(v, node) for v in values], found[1], found[2]))
+
+
+__all__ = ["python_launches"]

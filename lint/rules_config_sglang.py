@@ -1,0 +1,187 @@
+"""SGLang launch configuration: `--attention-backend` and friends (`sglang.Engine(...)`,
+`ServerArgs(...)`, `python -m sglang.launch_server`, `sglang serve`) against the names each release
+accepts (data/lint/choices.json) and against the target GPUs."""
+
+from __future__ import annotations
+
+import difflib
+
+from errkb.lint import choices
+from errkb.lint.launch import ConfigRule, target_version
+from errkb.lint.rule import Example, arch_major, register
+
+# setting -> (the choices table it is checked against, how argparse names the option)
+BACKEND_KEYS = {
+    "attention_backend": ("attention_backend", ""),
+    "prefill_attention_backend": ("attention_backend", "prefill-"),
+    "decode_attention_backend": ("attention_backend", "decode-"),
+    "mm_attention_backend": ("mm_attention_backend", "mm-"),
+}
+_LM_KEYS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
+_PY = "import sglang as sgl\n"
+# the byte prefilter: a launch spells its constructor or launcher and the option (SGLang's own tree
+# mentions attention_backend in hundreds of files that launch nothing)
+LAUNCH_PREFILTER = ((b"ServerArgs(", b"attention_backend"), (b"Engine(", b"attention_backend"),
+                    (b"launch_server", b"attention-backend"), (b"serve", b"attention-backend"))
+_SH = "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct"
+
+
+@register
+class SglangUnknownAttentionBackend(ConfigRule):
+    """An SGLang attention backend name (`--attention-backend`, `--prefill-/--decode-attention-backend`,
+    `--mm-attention-backend`, or the same keyword of `sglang.Engine`/`ServerArgs`) that the release
+    does not offer: vLLM's or transformers' names (FLASHINFER, sdpa, flash_attention_2), SGLang
+    Diffusion's names (torch_sdpa), or a name newer than the installed release (fa4 before 0.5.3, dsa
+    before 0.5.16). Without a target SGLang version only names no release accepts are reported."""
+
+    CODE = "EKB701"
+    NAME = "sglang-unknown-attention-backend"
+    RECORDS = ("sglang-attention-backend-invalid-choice",)
+    TOOL = "sglang"
+    PREFILTER = LAUNCH_PREFILTER
+    VALID = [
+        _PY + "engine = sgl.Engine(model_path='m', attention_backend='fa4')",
+        _PY + "engine = sgl.Engine(model_path='m', attention_backend='nsa')",
+        Example(_SH + " --attention-backend triton --mm-attention-backend fa3\n", path="serve.sh"),
+        Example(_SH + " --attention-backend fa3\n", path="serve.sh", versions=(("sglang", "0.4.6.post5"),)),
+        # triage (SGLang 0.5.23 multimodal_gen tests): `sglang serve` may start the diffusion server
+        "import subprocess\nsubprocess.Popen(['sglang', 'serve', '--model-path', p, '--attention-backend', 'fa'])",
+    ]
+    INVALID = [
+        Example(_PY + "engine = sgl.Engine(model_path='m', attention_backend='torch_sdpa')"),
+        Example("from sglang.srt.server_args import ServerArgs\n"
+                "args = ServerArgs(model_path='m', decode_attention_backend='FLASHINFER')"),
+        Example(_SH + " --attention-backend fa4\n", path="serve.sh", versions=(("sglang", "0.5.1"),)),
+        Example("apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
+                "        - name: sglang\n          command: [\"python3\", \"-m\", \"sglang.launch_server\"]\n"
+                "          args: [\"--model-path\", \"m\", \"--attention-backend\", \"flash_attention_2\"]\n",
+                path="deploy.yaml"),
+    ]
+
+    def check_launch(self, launch, ctx):
+        if launch.entry == "sglang serve":
+            # `sglang serve` starts SGLang Diffusion for a diffusion model, whose backend names
+            # differ (fa, torch_sdpa, sage_attn) and are free text from 0.5.10: only the model decides
+            return
+        rel = choices.release_for("sglang", target_version(ctx, "sglang"))
+        for key, setting in launch.texts(*BACKEND_KEYS):
+            fact, which = BACKEND_KEYS[key]
+            name = setting.text
+            if rel is not None:
+                names = rel.choices(fact)
+                wrong = names is not None and name not in names
+            else:
+                wrong = not any(name in (r.choices(fact) or ()) for r in choices.releases("sglang")) \
+                    and any(r.choices(fact) for r in choices.releases("sglang"))
+            if not wrong:
+                continue
+            shown = rel if rel is not None and rel.choices(fact) else choices.newest("sglang", fact)
+            ever = choices.history("sglang", fact, lambda r: name in (r.choices(fact) or ()))
+            close = difflib.get_close_matches(name.lower(), shown.choices(fact), n=2)
+            hint = f"{name!r} is {ever}" + (f"; did you mean {' or '.join(close)}?" if close else "")
+            yield self.at(setting, which=which, choice=repr(name), hint=hint,
+                          choices=", ".join(repr(c) for c in shown.choices(fact)))
+
+
+@register
+class SglangNsaRenamedDsa(ConfigRule):
+    """`attention_backend='nsa'` on an SGLang release where it is a deprecated alias of 'dsa'
+    (0.5.16 and later in the releases read). Fires only with a target SGLang version, because 'dsa'
+    does not exist before 0.5.16."""
+
+    CODE = "EKB702"
+    NAME = "sglang-nsa-renamed-dsa"
+    RECORDS = ("sglang-nsa-backend-renamed-dsa",)
+    TOOL = "sglang"
+    PREFILTER = tuple(g + (b"nsa",) for g in LAUNCH_PREFILTER)
+    VALID = [
+        Example(_SH + " --attention-backend nsa\n", path="serve.sh", versions=(("sglang", "0.5.10"),)),
+        Example(_SH + " --attention-backend nsa\n", path="serve.sh"),
+    ]
+    INVALID = [Example(_SH + " --attention-backend nsa\n", path="serve.sh", versions=(("sglang", "0.5.23"),)),
+               Example(_PY + "sgl.Engine(model_path='m', prefill_attention_backend='nsa')",
+                       versions=(("sglang", "0.5.16"),))]
+
+    def check_launch(self, launch, ctx):
+        rel = choices.release_for("sglang", target_version(ctx, "sglang"))
+        if rel is None or rel.mapping("deprecated_aliases").get("nsa") != "dsa":
+            return
+        for _, setting in launch.texts(*_LM_KEYS):
+            if setting.text == "nsa":
+                yield self.at(setting, hint=f"use 'dsa' (the same backend; 'nsa' is deprecated in sglang {rel.version})")
+
+
+def _backends(launch, keys, name):
+    return [s for _, s in launch.texts(*keys) if s.text == name]
+
+
+@register
+class SglangFa3ArchRange(ConfigRule):
+    """The fa3 attention backend on a GPU outside compute capability 8.x/9.x: SGLang refuses it
+    at startup on Blackwell (10.x, 11.x, 12.x), where FA3's kernels do not run."""
+
+    CODE = "EKB703"
+    NAME = "sglang-fa3-backend-arch"
+    RECORDS = ("sglang-fa3-backend-requires-sm80-sm90",)
+    TOOL = "sglang"
+    ARCH_DEPENDENT = True
+    PREFILTER = tuple(g + (b"fa3",) for g in LAUNCH_PREFILTER)
+    HINT = "fa3 cannot run on {archs}: use fa4, trtllm_mha/trtllm_mla, flashinfer or triton there"
+    VALID = [Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm80", "sm90"))]
+    INVALID = [
+        Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm90", "sm100")),
+        Example("FROM lmsysorg/sglang:latest\n"
+                "CMD [\"python3\", \"-m\", \"sglang.launch_server\", \"--model-path\", \"m\", \"--decode-attention-backend\", \"fa3\"]\n",
+                path="Dockerfile", archs=("sm120",)),
+    ]
+
+    def check_launch(self, launch, ctx):
+        bad = [a for a in ctx.archs if arch_major(a) not in (8, 9)]
+        if bad:
+            for setting in _backends(launch, _LM_KEYS, "fa3"):
+                yield self.at(setting, hint=self.HINT.format(archs=", ".join(bad)))
+
+
+@register
+class SglangHpcOpsSpeculative(ConfigRule):
+    """The hpc_ops attention backend together with speculative decoding: the backend has no
+    draft or verify path, so SGLang refuses to create it."""
+
+    CODE = "EKB704"
+    NAME = "sglang-hpc-ops-speculative"
+    RECORDS = ("sglang-hpc-ops-no-speculative-decoding",)
+    TOOL = "sglang"
+    PREFILTER = tuple(g + (b"hpc_ops", b"speculative") for g in LAUNCH_PREFILTER)
+    HINT = "drop --speculative-algorithm, or use another attention backend (fa3, flashinfer) with it"
+    VALID = [Example(_SH + " --attention-backend hpc_ops --page-size 64\n", path="serve.sh")]
+    INVALID = [Example(_SH + " --attention-backend hpc_ops --page-size 64 --speculative-algorithm EAGLE3\n",
+                       path="serve.sh")]
+
+    def check_launch(self, launch, ctx):
+        spec = launch.get("speculative_algorithm")
+        if spec is None or spec.value is None or spec.value is False:
+            return
+        for setting in _backends(launch, _LM_KEYS, "hpc_ops"):
+            yield self.at(setting)
+
+
+@register
+class SglangVisionFa3Blackwell(ConfigRule):
+    """`--mm-attention-backend fa3` (the vision tower's attention) on Blackwell GPUs (10.x, 11.x,
+    12.x), where SGLang refuses FA3 when it builds the model."""
+
+    CODE = "EKB705"
+    NAME = "sglang-vision-fa3-blackwell"
+    RECORDS = ("sglang-vision-fa3-not-on-blackwell",)
+    TOOL = "sglang"
+    ARCH_DEPENDENT = True
+    PREFILTER = tuple(g + (b"fa3",) for g in LAUNCH_PREFILTER)
+    HINT = "use --mm-attention-backend fa4 (or triton_attn/sdpa) on {archs}"
+    VALID = [Example(_SH + " --mm-attention-backend fa3\n", path="serve.sh", archs=("sm90",))]
+    INVALID = [Example(_SH + " --mm-attention-backend fa3\n", path="serve.sh", archs=("sm90", "sm100"))]
+
+    def check_launch(self, launch, ctx):
+        bad = [a for a in ctx.archs if arch_major(a) >= 10]
+        if bad:
+            for setting in _backends(launch, ("mm_attention_backend",), "fa3"):
+                yield self.at(setting, hint=self.HINT.format(archs=", ".join(bad)))

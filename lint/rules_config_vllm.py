@@ -1,0 +1,209 @@
+"""vLLM launch configuration: the attention backend named in `LLM(...)`/`EngineArgs(...)`,
+`--attention-backend`, `attention_config` or `VLLM_ATTENTION_BACKEND`, checked against the names
+each release accepts (data/lint/choices.json), and the KV-cache dtype against the target GPUs."""
+
+from __future__ import annotations
+
+import difflib
+
+from errkb.lint import choices
+from errkb.lint.launch import ConfigRule, target_version
+from errkb.lint.rule import Example, arch_major, register
+
+_BACKEND_KEYS = ("attention_backend", "attention_config.backend")
+_ENV = "VLLM_ATTENTION_BACKEND"
+_PY = "from vllm import LLM\n"
+
+
+def backend_settings(launch):
+    """(setting, via_env) for every place this launch names a backend."""
+    out = [(s, False) for _, s in launch.texts(*_BACKEND_KEYS)]
+    env = launch.env.get(_ENV)
+    if env is not None and env.text is not None:
+        out.append((env, True))
+    return out
+
+
+def reads(rel: choices.Release, via_env: bool) -> bool:
+    """Whether release `rel` reads a backend name given this way (the variable went in 0.20)."""
+    return rel.choices("attention_backend") is not None and (not via_env or _ENV in (rel.choices("env_vars") or ()))
+
+
+def accepts(rel: choices.Release, name: str, via_env: bool) -> bool:
+    """Whether release `rel` takes `name` as a backend, the way it reads it: the flag and
+    attention_config upper-case it and take 'auto' (0.13+); the environment variable is read as
+    written, less a '_VLLM_V1' suffix in 0.11-0.12. A form the release does not read is not judged."""
+    if not reads(rel, via_env):
+        return True
+    names = rel.choices("attention_backend")
+    if via_env:
+        suffix = rel.value("env_suffix_dropped")
+        return (name.removesuffix(suffix) if suffix else name) in names
+    if rel.value("case_insensitive", False):
+        return (name.lower() == "auto" and rel.value("auto_accepted", False)) or name.upper() in names
+    return name in names
+
+
+def _unknown_hint(name: str, via_env: bool, shown: choices.Release) -> str:
+    bare = name.upper().removesuffix("_VLLM_V1")
+    if bare != name and bare in shown.choices("attention_backend"):
+        return f"use {bare} (vllm {shown.version} knows the backend by that name)"
+    ever = choices.history("vllm", "attention_backend", lambda r: reads(r, via_env) and accepts(r, name, via_env))
+    close = difflib.get_close_matches(name.upper(), shown.choices("attention_backend"), n=2)
+    return f"{name!r} is {ever}" + (f"; did you mean {' or '.join(close)}?" if close else "")
+
+
+@register
+class VllmUnknownAttentionBackend(ConfigRule):
+    """An attention backend name (`attention_backend=`, `--attention-backend`, `attention_config`
+    backend, `VLLM_ATTENTION_BACKEND`) that vLLM does not know: a typo, another project's name
+    (sdpa, fa3, flash_attention_2) or a name removed or renamed in a release (XFORMERS after
+    0.11, the `_VLLM_V1` names after 0.10). Without a target vLLM version only names no release
+    accepts are reported."""
+
+    CODE = "EKB601"
+    NAME = "vllm-unknown-attention-backend"
+    RECORDS = ("vllm-unknown-attention-backend-name",)
+    TOOL = "vllm"
+    PREFILTER = ((b"attention_backend", b"vllm"), (b"attention-backend", b"vllm"), (b"VLLM_ATTENTION_BACKEND",),
+                 (b"attention_config", b"vllm"), (b"attention-config", b"vllm"))
+    VALID = [
+        _PY + "llm = LLM(model='m', attention_backend='FLASHINFER')",
+        _PY + "llm = LLM(model='m', attention_backend='flashinfer')  # upper-cased by vLLM",
+        _PY + "llm = LLM(model='m', attention_config={'backend': 'auto'})",
+        "import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'XFORMERS'  # fine in vLLM <= 0.11",
+        "def f(name):\n    from vllm import LLM\n    return LLM(model='m', attention_backend=name)",
+        Example("vllm serve Qwen/Qwen2.5-7B --attention-backend TRITON_ATTN\n", path="serve.sh"),
+        Example("export VLLM_ATTENTION_BACKEND=FLASH_ATTN_VLLM_V1\nvllm serve m\n", path="serve.sh",
+                versions=(("vllm", "0.9.2"),)),
+    ]
+    INVALID = [
+        Example(_PY + "llm = LLM(model='m', attention_backend='flash_attention_2')"),
+        Example("from vllm.engine.arg_utils import AsyncEngineArgs\n"
+                "args = AsyncEngineArgs(model='m', attention_config=dict(backend='sdpa'))"),
+        Example("import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'FLASH_ATTENTION'"),
+        Example(_PY + "llm = LLM(model='m', attention_backend='XFORMERS')", versions=(("vllm", "0.13.0"),)),
+        Example("vllm serve m --attention-backend=XFORMERS\n", path="serve.sh", versions=(("vllm", "0.34.0"),)),
+        Example("import subprocess\nsubprocess.run(['vllm', 'serve', 'm', '--attention-backend', 'fa3'])"),
+        Example("FROM vllm/vllm-openai:latest\nENV VLLM_ATTENTION_BACKEND=FLASH_ATTN_V2\n", path="Dockerfile"),
+    ]
+
+    def check_launch(self, launch, ctx):
+        version = target_version(ctx, "vllm")
+        rel = choices.release_for("vllm", version)
+        for setting, via_env in backend_settings(launch):
+            name = setting.text
+            if rel is not None:
+                wrong = not accepts(rel, name, via_env)
+            else:
+                judged = [r for r in choices.releases("vllm") if reads(r, via_env)]
+                wrong = bool(judged) and not any(accepts(r, name, via_env) for r in judged)
+            if wrong:
+                shown = rel or choices.newest("vllm", "attention_backend")
+                yield self.at(setting, name=name, hint=_unknown_hint(name, via_env, shown),
+                              valid_backends=", ".join(shown.choices("attention_backend")))
+
+
+@register
+class VllmAttentionEnvNotRead(ConfigRule):
+    """`VLLM_ATTENTION_BACKEND` (or `VLLM_FLASH_ATTN_VERSION`, `VLLM_USE_TRTLLM_ATTENTION`) set
+    for a vLLM release that no longer reads it (0.20 and later in the releases read): the backend is
+    chosen automatically and vLLM only warns. Fires only with a target vLLM version."""
+
+    CODE = "EKB602"
+    NAME = "vllm-attention-env-not-read"
+    RECORDS = ("vllm-unknown-env-var-attention-backend",)
+    TOOL = "vllm"
+    PREFILTER = ((b"VLLM_ATTENTION_BACKEND",), (b"VLLM_FLASH_ATTN_VERSION",), (b"VLLM_USE_TRTLLM_ATTENTION",))
+    _NEW = {"VLLM_ATTENTION_BACKEND": "--attention-backend NAME (attention_backend='NAME' in Python)",
+            "VLLM_FLASH_ATTN_VERSION": "--attention-config.flash_attn_version N",
+            "VLLM_USE_TRTLLM_ATTENTION": "--attention-config.use_trtllm_attention true"}
+    VALID = [
+        "import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'FLASHINFER'",
+        Example("import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'FLASHINFER'", versions=(("vllm", "0.11.0"),)),
+    ]
+    INVALID = [
+        Example("import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'FLASHINFER'", versions=(("vllm", "0.30.0"),)),
+        Example("services:\n  vllm:\n    image: vllm/vllm-openai:v0.30.0\n    environment:\n"
+                "      - VLLM_ATTENTION_BACKEND=FLASHINFER\n      - VLLM_FLASH_ATTN_VERSION=2\n",
+                path="compose.yaml", versions=(("vllm", "0.34.0"),), findings=2),
+    ]
+
+    def check_launch(self, launch, ctx):
+        rel = choices.release_for("vllm", target_version(ctx, "vllm"))
+        if rel is None or rel.choices("env_vars") is None:
+            return
+        for name, setting in launch.env.items():
+            if name in self._NEW and name not in rel.choices("env_vars"):
+                read = choices.history("vllm", "env_vars", lambda r, n=name: n in (r.choices("env_vars") or ()))
+                yield self.at(setting, env=name,
+                              hint=f"vllm {rel.version} ignores it ({read}); use {self._NEW[name]}")
+
+
+@register
+class VllmAttentionBackendFlagTooOld(ConfigRule):
+    """`--attention-backend` on a command line for a vLLM release that has no such option (before
+    0.13.0): argparse stops with 'unrecognized arguments'. Those releases read
+    `VLLM_ATTENTION_BACKEND` instead. Fires only with a target vLLM version."""
+
+    CODE = "EKB603"
+    NAME = "vllm-attention-backend-flag-too-old"
+    RECORDS = ("vllm-attention-backend-flag-unrecognized",)
+    TOOL = "vllm"
+    PREFILTER = ((b"attention-backend", b"vllm"),)
+    VALID = [
+        Example("vllm serve m --attention-backend FLASHINFER\n", path="serve.sh", versions=(("vllm", "0.13.0"),)),
+        Example("vllm serve m --attention-backend FLASHINFER\n", path="serve.sh"),
+    ]
+    INVALID = [
+        Example("VLLM_ATTENTION_BACKEND=X python -m vllm.entrypoints.openai.api_server --model m \\\n"
+                "    --attention-backend FLASHINFER\n", path="serve.sh", versions=(("vllm", "0.11.0"),)),
+    ]
+
+    def check_launch(self, launch, ctx):
+        rel = choices.release_for("vllm", target_version(ctx, "vllm"))
+        setting = launch.get("attention_backend")
+        if launch.form != "cli" or rel is None or setting is None or rel.choices("engine_args") is None:
+            return
+        if "attention_backend" not in rel.choices("engine_args"):
+            first = choices.history("vllm", "engine_args", lambda r: "attention_backend" in (r.choices("engine_args") or ()))
+            after = f" {setting.text}" if setting.text else ""
+            yield self.at(setting, before="", after=after,
+                          hint=f"the option is {first.replace('accepted', 'present')}; on vllm {rel.version} "
+                               f"set VLLM_ATTENTION_BACKEND={setting.text or 'NAME'} instead")
+
+
+@register
+class VllmTritonFp8KvBeforeSm89(ConfigRule):
+    """TRITON_ATTN with an FP8 KV cache (`kv_cache_dtype='fp8'`, `fp8_e4m3`, ...) on GPUs below
+    compute capability 8.9 (A100, A10, RTX 30xx): Triton has no native FP8 there, and vLLM's
+    Triton backend refuses the combination."""
+
+    CODE = "EKB604"
+    NAME = "vllm-triton-fp8-kv-before-sm89"
+    RECORDS = ("vllm-triton-attn-fp8-kv-requires-sm89",)
+    TOOL = "vllm"
+    ARCH_DEPENDENT = True
+    PREFILTER = tuple((kv, b"fp8", name) for kv in (b"kv_cache_dtype", b"kv-cache-dtype")
+                      for name in (b"TRITON_ATTN", b"triton_attn"))
+    HINT = "use --kv-cache-dtype auto/bfloat16 on {archs}, or another backend (FLASHINFER supports FP8 KV there)"
+    VALID = [
+        Example(_PY + "LLM(model='m', attention_backend='TRITON_ATTN', kv_cache_dtype='fp8')", archs=("sm90",)),
+        _PY + "LLM(model='m', attention_backend='TRITON_ATTN', kv_cache_dtype='auto')",
+    ]
+    INVALID = [
+        Example(_PY + "LLM(model='m', attention_backend='TRITON_ATTN', kv_cache_dtype='fp8')", archs=("sm80", "sm90")),
+        Example("vllm serve m --attention-backend triton_attn --kv-cache-dtype fp8_e4m3\n", path="run.sh",
+                archs=("sm86",)),
+    ]
+
+    def check_launch(self, launch, ctx):
+        kv = launch.get("kv_cache_dtype")
+        if kv is None or not (kv.text or "").startswith("fp8"):
+            return
+        backends = [s.text.upper().removesuffix("_VLLM_V1") for s, _ in backend_settings(launch)]
+        old = [a for a in ctx.archs if (arch_major(a), int(a[2:]) % 10) < (8, 9)]
+        if "TRITON_ATTN" in backends and old:
+            cap = f"{arch_major(old[0])}.{int(old[0][2:]) % 10}"
+            yield self.at(kv, dev=f"an {old[0]} GPU", cap_str=cap, suggested="bfloat16",
+                          hint=self.HINT.format(archs=", ".join(old)))
