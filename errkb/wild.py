@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from errkb import templates
 from errkb.match import Match, MatchIndex
 
 WILD_DIR = Path(__file__).resolve().parent.parent / "tests" / "wild"
@@ -103,8 +104,9 @@ def libraries_of(packages: set[str], backends: set[str] = frozenset()) -> set[st
 
 def judge(label: Label, text: str, got: list[Match], speaks_for: dict[str, set[str]]) -> str:
     """A match is right when its span overlaps the labelled line (or it matched text that the
-    labelled line repeats) and it is about the labelled library: by the packages its template
-    occurs in, or for a record by its backends and evidence."""
+    labelled line repeats, or the labelled line is itself an instance of its template: the same
+    error printed twice, once in a summary line) and it is about the labelled library: by the
+    packages its template occurs in, or for a record by its backends and evidence."""
     if not label.in_scope:
         return "quiet" if not got else "spoke"
     if not got:
@@ -114,6 +116,7 @@ def judge(label: Label, text: str, got: list[Match], speaks_for: dict[str, set[s
     overlaps = start >= 0 and top.span[0] < start + len(label.message) and start < top.span[1]
     # the same message printed again (a warning repeated before the final exception) counts too
     overlaps = overlaps or len(top.matched_text.strip()) >= 8 and top.matched_text.strip() in label.message
+    overlaps = overlaps or templates.Finder(top.template).search(label.message) is not None
     libraries = libraries_of(set(top.packages)) | speaks_for.get(top.id, set())
     about = label.library == "other" or label.library in libraries
     return "right" if overlaps and about else "wrong"

@@ -62,3 +62,17 @@ def test_lookup_keeps_its_floor_on_the_frozen_test_split(outcomes):
     assert s["top1"] >= floor["test_top1"], s
     assert s["wrong"] / s["in_scope"] <= floor["test_wrong_share"], s
     assert s["quiet_share"] >= floor["test_quiet_share"], s
+
+
+def test_the_judge_takes_the_same_error_printed_on_another_line():
+    """The top match sits on a summary line; the labelled line is another instance of its template."""
+    from errkb.match import Match
+
+    text = "common_ops.so: undefined symbol: cuGreenCtxStreamCreate.\nImportError: x/sgl_kernel/common_ops.so: undefined symbol: cuGreenCtxStreamCreate\n"
+    label = wild.Label("f.txt", "https://github.com/o/r/issues/1", True,
+                       "ImportError: x/sgl_kernel/common_ops.so: undefined symbol: cuGreenCtxStreamCreate", "sgl-kernel", "abi-mismatch", "")
+    match = Match("r", "record", 0.9, (15, 57), text[15:57], {"symbol": "GreenCtxStreamCreate."},
+                  "undefined symbol: cu{symbol}", [], {})
+    assert wild.judge(label, text, [match], {"r": {"sgl-kernel"}}) == "right"
+    other = Match("r", "record", 0.9, (15, 57), text[15:57], {}, "undefined reference to {symbol}", [], {})
+    assert wild.judge(label, text, [other], {"r": {"sgl-kernel"}}) == "wrong"
