@@ -65,8 +65,16 @@ for v in 4.36.2 4.41.2 4.46.3 4.51.3 4.57.3 5.25.0; do $ERRKB harvest transforme
 # Triton's resource, autotuning and dtype-support messages (Python files of its wheels).
 for v in 2.1.0 3.0.0; do $ERRKB harvest triton $v "$(fetch_wheel triton $v triton --only-binary=:all: --python-version 3.11 --platform manylinux2014_x86_64)"; done
 $ERRKB harvest triton 3.5.1 "$(fetch_wheel triton 3.5.1 triton "${plat[@]}")"
-for v in 2.9.1 2.10.0 2.11.0; do
-  $ERRKB harvest torch $v "$(fetch_wheel torch $v torch --only-binary=:all: --platform macosx_11_0_arm64 --python-version 3.12)"
+# PyTorch from its small macOS arm64 wheels (the last patch of each line, every release from 2.12):
+# the Python attention modules (torch) and the SDPA headers the wheel ships (pytorch-headers).
+# --platform macosx_14_0_arm64 also accepts the 11_0 wheels, and 2.12 on ship only 14_0 ones.
+# 2.0.x/2.1.x wheels hold no file in scope and 2.0-2.3 wheels ship no transformers/ header:
+# their SDPA checks are C++ only, so those lines are not harvested.
+torch_mac=(--only-binary=:all: --platform macosx_14_0_arm64 --python-version 3.12)
+for v in 2.2.2 2.3.1 2.4.1 2.5.1 2.6.0 2.7.1 2.8.0 2.9.1 2.10.0 2.11.0 2.12.0 2.12.1 2.13.0 2.14.0 2.14.1 2.15.0; do
+  wheel=$(fetch_wheel torch $v torch "${torch_mac[@]}")
+  $ERRKB harvest torch $v "$wheel"
+  [[ $v == 2.[23].* ]] || $ERRKB harvest pytorch-headers $v "$wheel"
 done
 for d in "$CACHE"/torch-cpp/*/; do
   [ -d "$d" ] && $ERRKB harvest pytorch-aten "$(basename "$d")" "$d"
