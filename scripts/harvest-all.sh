@@ -51,12 +51,12 @@ flashinfer_tag_as_wheel() {  # repo tag -> folder
 [ -n "${ONLY:-}" ] || for v in 0.5.20 0.5.22 0.5.23; do $ERRKB harvest sglang $v "$(fetch_wheel sglang $v sglang "${plat[@]}")"; done
 for v in 0.4.8 0.4.9 0.4.10; do $ERRKB harvest sglang-kernel $v "$(fetch_wheel sglang-kernel $v sglang-kernel "${plat[@]}")"; done
 for v in 0.3.21; do $ERRKB harvest sgl-kernel $v "$(fetch_wheel sgl-kernel $v sgl-kernel "${plat[@]}")"; done
-for v in 0.2.8 1.0.9 2.0.9 2.1.2 2.2.5 2.3.6 2.4.2 2.5.9.post1 2.6.3 2.7.4.post1 2.8.0.post2 2.8.2 2.8.3; do $ERRKB harvest flash-attn $v "git:$FA_REPO@v$v"; done
+for v in 0.2.8 1.0.9 2.0.9 2.1.2 2.2.5 2.3.6 2.4.2 2.5.9.post1 2.6.3 2.7.4.post1 2.8.0.post2 2.8.2 2.8.3 2.8.3.post1; do $ERRKB harvest flash-attn $v "git:$FA_REPO@v$v"; done
 for v in 4.0.0b20 4.0.0b30 4.0.0b36; do $ERRKB harvest flash-attn-4 $v "$(fetch_wheel flash-attn-4 $v flash-attn-4 --pre)"; done
 for v in 0.0.4 0.0.9 0.1.6; do $ERRKB harvest flashinfer-python $v "$(flashinfer_tag_as_wheel "$FI_REPO" v$v)"; done
 for v in 0.2.0.post2 0.2.14.post1; do $ERRKB harvest flashinfer-python $v "git:$FI_REPO@v$v"; done
 for v in 0.6.16 0.7.0 0.7.2 0.7.4; do $ERRKB harvest flashinfer-python $v "$(fetch_wheel flashinfer-python $v flashinfer)"; done
-for v in 0.2.7 0.3.3 0.4.3 0.5.5 0.6.6.post1 0.7.3 0.8.5 0.9.2 0.10.2 0.11.0 0.19.1 0.23.0 0.27.1 0.30.0 0.31.0 0.32.0 0.33.0; do
+for v in 0.2.7 0.3.3 0.4.3 0.5.5 0.6.6.post1 0.7.3 0.8.5 0.9.2 0.10.2 0.11.0 0.19.1 0.23.0 0.27.1 0.30.0 0.31.0 0.32.0 0.33.0 0.34.0; do
   $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done  # 0.12-0.18 published no sdist
 # Neighbours users meet around the backends: xformers' fmha dispatcher (git tags), transformers'
 # attn_implementation checks (pure-Python wheels).
@@ -64,7 +64,7 @@ for v in 0.0.13 0.0.16 0.0.20 0.0.23.post1 0.0.28.post3 0.0.32.post2 0.0.35; do 
 for v in 4.36.2 4.41.2 4.46.3 4.51.3 4.57.3 5.25.0; do $ERRKB harvest transformers $v "$(fetch_wheel transformers $v transformers)"; done
 # Triton's resource, autotuning and dtype-support messages (Python files of its wheels).
 for v in 2.1.0 3.0.0; do $ERRKB harvest triton $v "$(fetch_wheel triton $v triton --only-binary=:all: --python-version 3.11 --platform manylinux2014_x86_64)"; done
-$ERRKB harvest triton 3.5.1 "$(fetch_wheel triton 3.5.1 triton "${plat[@]}")"
+for v in 3.5.1 3.6.0 3.7.0 3.7.1 3.8.0 3.9.0; do $ERRKB harvest triton $v "$(fetch_wheel triton $v triton "${plat[@]}")"; done  # 3.6+: by `errkb update`, 2026-12-02
 # PyTorch from its small macOS arm64 wheels (the last patch of each line, every release from 2.12):
 # the Python attention modules (torch) and the SDPA headers the wheel ships (pytorch-headers).
 # --platform macosx_14_0_arm64 also accepts the 11_0 wheels, and 2.12 on ship only 14_0 ones.
