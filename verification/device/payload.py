@@ -112,12 +112,9 @@ def lay_out(lock: pack.Lock, cache: Path, out: Path, archives: dict[str, dict]) 
         entries.append((payload, archive, wheels))
     # The manifest itself rides in each call folder: keep room for it.
     plan = payload_plan.plan_calls(entries, int(lock.call_limit_mib * pack.MIB) - 64 * 1024)
-    payload_plan.write_calls(plan, out)
+    payload_plan.write_calls(plan, out, payload_plan.all_calls(lock))
     manifest = payload_plan.manifest(lock, plan, out, archives)
-    text = json.dumps(manifest, indent=1) + "\n"
-    for call in manifest["calls"]:
-        (out / f"call{call}").mkdir(parents=True, exist_ok=True)
-        (out / f"call{call}" / "manifest.json").write_text(text)
+    payload_plan.write_manifests(manifest, out)
     return manifest
 
 

@@ -7,6 +7,7 @@ piece with its size and sha256, which verification/device/payload_install.py che
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,18 +103,17 @@ def _overflow(plan: Plan, payload: Payload, what: str, size: int) -> str:
             "give it another call in payload.lock.json")
 
 
-def write_calls(plan: Plan, out: Path) -> None:
-    """Lay the plan out as out/call<N>/ folders; pieces of size 0 are wheels another payload of the
-    same call already brought."""
+def write_calls(plan: Plan, out: Path, calls: list[int]) -> None:
+    """Lay the plan out as out/call<N>/, one folder for each of `calls` (all_calls), even one that
+    carries nothing. Pieces of size 0 are wheels another payload of the same call already brought."""
     for old in out.glob("call*"):
         shutil.rmtree(old)
-    for call in range(1, max(plan.calls(), default=0) + 1):
+    for call in calls:
         (out / f"call{call}").mkdir(parents=True)
     for piece in plan.pieces:
         dest = out / f"call{piece.call}" / piece.name
         if dest.exists():
             continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
         with open(piece.source, "rb") as src, open(dest, "wb") as sink:
             src.seek(piece.offset)
             left = piece.size if piece.kind == "part" else None
@@ -124,6 +124,13 @@ def write_calls(plan: Plan, out: Path) -> None:
                 sink.write(block)
                 if left is not None:
                     left -= len(block)
+
+
+def write_manifests(manifest: dict, out: Path) -> None:
+    """The same manifest in every call folder: each call checks its pieces and knows the others."""
+    text = json.dumps(manifest, indent=1) + "\n"
+    for call in manifest["calls"]:
+        (out / f"call{call}" / "manifest.json").write_text(text)
 
 
 def manifest(lock: Lock, plan: Plan, out: Path, archives: dict[str, dict]) -> dict:
