@@ -122,6 +122,8 @@ def test_profiles_keep_python_and_data_and_drop_compiled_code(tiny):
         assert all(m.mtime == 0 and m.mode == 0o644 for m in tar.getmembers())
     with tarfile.open(out / "build" / "two.tar.xz") as tar:
         assert tar.getnames() == ["tinyother/__init__.py"]
+    with pytest.raises(ValueError, match="a/b.py comes twice"):
+        pack.write_archive(iter([("a/b.py", b"1"), ("a/b.py", b"2")]), out / "twice.tar.xz", 0)
 
 
 def test_the_plan_cuts_only_what_no_call_can_hold_and_carries_a_shared_wheel_once(tiny):

@@ -237,28 +237,31 @@ def sglang_fa4_shims(version: str) -> Iterator[tuple[str, bytes]]:
     (sglang-fa4-shims/: stub package files and two shims, see their docstrings)."""
     for path in sorted(p for p in SHIMS.rglob("*.py") if "__pycache__" not in p.parts):
         yield path.relative_to(SHIMS).as_posix(), path.read_bytes()
-    numbers = tuple(int(x) for x in version.split("."))
+    numbers = tuple(int(x) if x.isdigit() else x for x in version.split("."))
     yield "sglang/_version.py", f'__version__ = "{version}"\n__version_tuple__ = {numbers}\n'.encode()
 
 
 def write_archive(members: Iterator[tuple[str, bytes]], out: Path, preset: int) -> int:
     """Write members as one .tar.xz with fixed metadata; xz runs on every core when the xz program
-    is there (Python's lzma uses one). Returns the number of members."""
+    is there (Python's lzma uses one). Returns the number of members; a name given twice is an
+    error (two wheels of one payload would overwrite each other's file)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     xz = shutil.which("xz")
-    count = 0
+    seen: set[str] = set()
     with open(out, "wb") as sink:
         proc = subprocess.Popen([xz, f"-{preset}", "-T0", "-c"], stdin=subprocess.PIPE, stdout=sink) if xz else None
         stream = proc.stdin if proc else lzma.open(sink, "wb", preset=preset)
         try:
             with tarfile.open(fileobj=stream, mode="w|", format=tarfile.PAX_FORMAT) as tar:
                 for name, data in members:
+                    if name in seen:
+                        raise ValueError(f"{out.name}: {name} comes twice")
+                    seen.add(name)
                     entry = tarfile.TarInfo(name)
                     entry.size, entry.mode, entry.mtime = len(data), 0o644, 0
                     tar.addfile(entry, io.BytesIO(data))
-                    count += 1
         finally:
             stream.close()
             if proc and proc.wait() != 0:
                 raise RuntimeError(f"xz failed ({proc.returncode}) writing {out}")
-    return count
+    return len(seen)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from payload_pack import MIB, Lock, Payload, sha256_of
 
+
 @dataclass
 class Piece:
     payload: str
