@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve test validate browser clean
+.PHONY: install serve test validate browser clean gpu-payload
 
 install: $(STAMP)
 
@@ -31,6 +31,11 @@ test: $(STAMP) browser
 
 validate: $(STAMP)
 	$(BIN)/errkb validate
+
+# What the lent H200 needs for `errkb verify`, fetched from PyPI by payload.lock.json's pins and
+# hashes into .gpu-cache/, packed into .gpu/call1..4/ (docs/verification.md). Standard library + pip.
+gpu-payload:
+	$(PYTHON) verification/device/payload.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

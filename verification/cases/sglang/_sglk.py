@@ -1,7 +1,7 @@
 """Helpers for the cases on sgl-kernel's Python wrapper, sgl_kernel/flash_attn.py, as shipped by
 the sgl-kernel 0.3.21 and sglang-kernel 0.4.10 wheels (both install the `sgl_kernel` package).
 
-Only the wheels' Python files are carried (verification/device/prepare.sh): their compiled
+Only the wheels' Python files are carried (payload sgl-kernel-py, `make gpu-payload`): their compiled
 modules (flash_ops is 0.85 to 1.1 GB; common_ops) are built for torch 2.14 and cannot load beside
 this machine's torch, so they are absent. `ERRKB_SGL_KERNEL_PY` names the folder holding one
 unpacked tree per wheel (`sgl_kernel-0.3.21/`, `sglang_kernel-0.4.10/`); without it the steps
@@ -37,7 +37,7 @@ _TOPS = ("sgl_kernel", "flash_attn_origin")
 def wheel_root(ctx, wheel: str) -> Path:
     root = os.environ.get(ENV)
     if not root:
-        ctx.skip(f"needs the Python files of {wheel} ({ENV} is not set; verification/device/prepare.sh packs them)")
+        ctx.skip(f"needs the Python files of {wheel} ({ENV} is not set; `make gpu-payload` packs them)")
     path = Path(root) / WHEELS[wheel]
     if not (path / "sgl_kernel" / "flash_attn.py").is_file():
         ctx.skip(f"needs the Python files of {wheel} (no {path}/sgl_kernel/flash_attn.py)")
