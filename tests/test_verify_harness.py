@@ -331,3 +331,20 @@ def test_merge_takes_into_before_or_after_the_files(full_run, tmp_path):
     assert all(json.loads((tmp_path / f"{x}.json").read_text())["results"] for x in "abc")
     bad = subprocess.run([*cli, "verify", "merge", str(out), "--bogus"], cwd=REPO, capture_output=True, text=True)
     assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
+
+
+def test_a_step_that_finds_it_cannot_run_inside_a_check_is_skipped_not_refuted():
+    """A payload missing on the machine is found inside the checked call: a skip, never a verdict."""
+    from errkb.verify.case import Context, Skip
+
+    ctx = Context({"error_class": "ImportError", "template": "undefined symbol: _Z{symbol}", "kind": "error"},
+                  "reproduce")
+
+    def needs_a_payload():
+        ctx.skip(".gpu/xf is not here")
+
+    for check in (ctx.expect_error, ctx.expect_warning, ctx.call):
+        with pytest.raises(Skip):
+            check(needs_a_payload)
+    with pytest.raises(Skip):
+        ctx.expect_logged("xformers", needs_a_payload)

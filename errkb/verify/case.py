@@ -67,6 +67,8 @@ def attempt(fn, *args, **kwargs):
     look at what happened instead of letting it propagate."""
     try:
         return fn(*args, **kwargs), None
+    except Skip:
+        raise  # the step cannot run here: that is not what the call did
     except Exception as exc:  # noqa: BLE001 - handed to the caller to judge
         return None, exc
 
