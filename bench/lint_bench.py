@@ -104,16 +104,17 @@ def fixit_run(tree: Path) -> tuple[float, int]:
 
 
 def errkb_run(tree: Path, cache: Path | None, jobs: int):
-    from errkb import store
+    from errkb import layout
     from errkb.lint.config import Config
-    from errkb.lint.engine import load_record_texts
     from errkb.lint.rule import all_rules
     from errkb.lint.runner import lint_paths
+    from errkb.lint.table import RecordTexts
 
     cfg = Config(root=tree.parent, cache_dir=cache)
-    texts = load_record_texts(store.default_data_dir())
+    rules = all_rules()
+    texts = RecordTexts(layout.default_data_dir(), {r for cls in rules.values() for r in cls.RECORDS})
     t = time.perf_counter()
-    run = lint_paths([tree], cfg, list(all_rules()), texts, jobs=jobs, use_cache=cache is not None)
+    run = lint_paths([tree], cfg, list(rules), texts, jobs=jobs, use_cache=cache is not None)
     return time.perf_counter() - t, run
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
-    from errkb import store
+    from errkb import layout  # light: `errkb lint` must not load pydantic to find the data
 
-    return Path(args.data_dir) if args.data_dir else store.default_data_dir()
+    return Path(args.data_dir) if args.data_dir else layout.default_data_dir()
 
 
 def cmd_harvest(args: argparse.Namespace) -> int:

@@ -16,6 +16,13 @@ PACKAGES = "packages.json"
 RESULTS = Path("verification") / "results.json"
 
 
+def default_data_dir() -> Path:
+    """The dataset shipped inside the errkb distribution (the repo's data/ when editable)."""
+    import errkb.data
+
+    return Path(errkb.data.__file__).parent
+
+
 def record_paths(data_dir: Path) -> list[Path]:
     return sorted((Path(data_dir) / RECORDS).glob("*/*.json"))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from importlib import resources
 from pathlib import Path
 
 from errkb import layout
@@ -14,7 +13,7 @@ from errkb.model import Record, Site
 
 def default_data_dir() -> Path:
     """The dataset shipped inside the errkb distribution (the repo's data/ when editable)."""
-    return Path(str(resources.files("errkb.data")))
+    return layout.default_data_dir()
 
 
 def _atomic_write(path: Path, text: str) -> None:
