@@ -48,11 +48,12 @@ def _not_regular(mode: int) -> str:
     return "not a regular file"
 
 
-def discover(paths: list[Path], cfg: Config) -> tuple[list[Path], list[FileResult]]:
-    """Python files under `paths` (sorted, excludes applied). Symlink loops, broken symlinks and
-    things that are not regular files (FIFOs, sockets, devices: reading one could block forever)
-    are reported instead."""
-    files: set[Path] = set()
+def discover(paths: list[Path], cfg: Config) -> tuple[list[tuple[str, str]], list[FileResult]]:
+    """(path, path relative to the config root) of the Python files under `paths`, sorted, with
+    excludes applied. Symlink loops, broken symlinks and things that are not regular files
+    (FIFOs, sockets, devices: reading one could block forever) are reported instead. Strings,
+    not Path objects: a warm run over thousands of files is mostly this walk."""
+    files: dict[str, str] = {}
     problems: list[FileResult] = []
     for top in paths:
         try:
@@ -61,17 +62,18 @@ def discover(paths: list[Path], cfg: Config) -> tuple[list[Path], list[FileResul
             why = "broken symlink (or symlink loop)" if os.path.islink(top) else "no such file or directory"
             problems.append(FileResult(str(top), skipped=why))
             continue
+        name = Path(top).as_posix()
         if stat.S_ISDIR(mode):
-            _walk(Path(top), cfg, files, problems)
-        elif not cfg.excluded(_rel(top, cfg)):
+            _walk(name, cfg, files, problems)
+        elif not cfg.excluded(rel := _rel(name, cfg)):
             if stat.S_ISREG(mode):
-                files.add(top)
+                files[name] = rel
             else:
-                problems.append(FileResult(str(top), skipped=_not_regular(mode)))
-    return sorted(files), problems
+                problems.append(FileResult(name, skipped=_not_regular(mode)))
+    return sorted(files.items()), problems
 
 
-def _walk(top: Path, cfg: Config, files: set[Path], problems: list[FileResult]) -> None:
+def _walk(top: str, cfg: Config, files: dict[str, str], problems: list[FileResult]) -> None:
     """Follows symlinked folders, once each (a folder seen again is a loop)."""
     seen: set[tuple[int, int]] = set()
     stack = [top]
@@ -81,33 +83,36 @@ def _walk(top: Path, cfg: Config, files: set[Path], problems: list[FileResult]) 
             st = os.stat(d)
             entries = list(os.scandir(d))
         except OSError as exc:
-            problems.append(FileResult(d.as_posix(), skipped=f"cannot read folder: {exc.strerror or exc}"))
+            problems.append(FileResult(d, skipped=f"cannot read folder: {exc.strerror or exc}"))
             continue
         if (st.st_dev, st.st_ino) in seen:
-            problems.append(FileResult(d.as_posix(), skipped="symlink loop"))
+            problems.append(FileResult(d, skipped="symlink loop"))
             continue
         seen.add((st.st_dev, st.st_ino))
+        d_rel = _rel(d, cfg)  # a file in d is under the root exactly when d is
+        prefix, rel_prefix = ("" if d == "." else d + "/"), ("" if d_rel == "." else d_rel + "/")
         for entry in entries:
-            p = d / entry.name
+            name = entry.name
             if entry.is_dir():
-                if entry.name not in SKIP_DIRS and not cfg.excluded(_rel(p, cfg)):
-                    stack.append(p)
-            elif entry.name.endswith(".py") and not cfg.excluded(_rel(p, cfg)):
+                if name not in SKIP_DIRS and not cfg.excluded(_rel(prefix + name, cfg)):
+                    stack.append(prefix + name)
+            elif name.endswith(".py") and not cfg.excluded(rel := rel_prefix + name):
+                p = prefix + name
                 if entry.is_file():
-                    files.add(p)
+                    files[p] = rel
                 elif entry.is_symlink() and not os.path.exists(p):
-                    problems.append(FileResult(str(p), skipped="broken symlink (or symlink loop)"))
+                    problems.append(FileResult(p, skipped="broken symlink (or symlink loop)"))
                 else:
                     try:
-                        problems.append(FileResult(str(p), skipped=_not_regular(os.stat(p).st_mode)))
+                        problems.append(FileResult(p, skipped=_not_regular(os.stat(p).st_mode)))
                     except OSError as exc:
-                        problems.append(FileResult(str(p), skipped=f"cannot read: {exc.strerror or exc}"))
+                        problems.append(FileResult(p, skipped=f"cannot read: {exc.strerror or exc}"))
 
 
 _ROOTS: dict[Path, str] = {}
 
 
-def _rel(p: Path, cfg: Config) -> str:
+def _rel(p: str | Path, cfg: Config) -> str:
     """Path relative to the config root, by string operations only (no symlink resolution)."""
     root = _ROOTS.get(cfg.root)
     if root is None:
@@ -281,8 +286,9 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: RecordTe
     run = Run(results=list(problems), files=len(files))
     init_args = _setup(cfg, codes, texts, use_cache, rows)
     cache_dir, key = init_args[4], init_args[5]
-    jobs_list = [(str(p), _rel(p, cfg) if p.is_absolute() else p.as_posix(), cfg.ignored_for(_rel(p, cfg)))
-                 for p in files]
+    pfi = bool(cfg.per_file_ignores)
+    jobs_list = [(p, rel if os.path.isabs(p) else p, cfg.ignored_for(rel) if pfi else [])
+                 for p, rel in files]
 
     manifest_path, old, new = None, {}, {}
     if cache_dir is not None:
@@ -292,16 +298,20 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: RecordTe
             old = json.loads(manifest_path.read_text())
         except (OSError, ValueError):
             old = {}
-    collected: list = [None] * len(jobs_list)
+    # manifest entries: [signature] for a clean file, [signature, findings, why skipped] otherwise
     todo = []
     for i, (path, rel, ignored) in enumerate(jobs_list):
         sig = _signature(path, ignored) if manifest_path else None
         entry = old.get(rel) if sig else None
         if entry and entry[0] == sig:
-            data = entry[1]
-            collected[i] = (FileResult(rel, [Finding(**{**f, "path": rel}) for f in data["findings"]],
-                                       data["skipped"]), True)
+            try:
+                if len(entry) > 1:
+                    run.results.append(FileResult(rel, [Finding(**{**f, "path": rel}) for f in entry[1]], entry[2]))
+            except (TypeError, IndexError):  # a damaged manifest: lint the file again
+                todo.append((i, sig))
+                continue
             new[rel] = entry
+            run.cached += 1
         else:
             todo.append((i, sig))
 
@@ -324,11 +334,13 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: RecordTe
             for k, result in zip(order, results):
                 got[k] = result
     for (i, sig), (result, hit) in zip(todo, got):
-        collected[i] = (result, hit)
+        run.cached += hit
+        if result.findings or result.skipped:
+            run.results.append(result)
         if sig and not (result.skipped or "").startswith(_TRANSIENT):
-            new[jobs_list[i][1]] = [sig, {"findings": [{**f.to_json(), "path": ""} for f in result.findings],
-                                          "skipped": result.skipped}]
-    if manifest_path is not None and new != old:
+            findings = [{**f.to_json(), "path": ""} for f in result.findings]
+            new[jobs_list[i][1]] = [sig, findings, result.skipped] if findings or result.skipped else [sig]
+    if manifest_path is not None and (todo or len(new) != len(old)):
         try:
             manifest_path.parent.mkdir(parents=True, exist_ok=True)
             tmp = manifest_path.with_suffix(f".{os.getpid()}.tmp")
@@ -336,9 +348,5 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: RecordTe
             os.replace(tmp, manifest_path)
         except OSError:
             pass
-    for result, hit in collected:
-        run.cached += hit
-        if result.findings or result.skipped:
-            run.results.append(result)
     run.results.sort(key=lambda r: r.path)
     return run
