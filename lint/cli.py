@@ -50,6 +50,9 @@ def _lint(args: argparse.Namespace, data_dir_of) -> int:
     if Path("-") in args.paths and not from_stdin:
         print("errkb lint: '-' (standard input) cannot be combined with other paths", file=sys.stderr)
         return 2
+    if args.stdin_filename is not None and not from_stdin:
+        print("errkb lint: --stdin-filename names standard input: give '-' (or no path) with it", file=sys.stderr)
+        return 2
     try:
         cfg = config_mod.load(args.config.parent if args.config else None)
         if args.gpu_arch:

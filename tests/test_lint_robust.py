@@ -81,6 +81,8 @@ def test_stdin_is_linted_under_the_given_filename(tmp_path, capsys, monkeypatch)
     assert from_stdin("--stdin-filename", "pkg/mod.py")[:2] == (0, "")
     rc, _, err = lint(tmp_path, "-", "other.py", capsys=capsys)
     assert rc == 2 and "cannot be combined" in err
+    rc, _, err = lint(tmp_path, "other.py", "--stdin-filename", "pkg/mod.py", capsys=capsys)
+    assert rc == 2 and "give '-'" in err
 
 
 def test_a_suppression_on_any_line_of_a_statement_covers_it(tmp_path, capsys):
