@@ -3,6 +3,15 @@
     .venv/bin/python bench/lint_bench.py                       # SGLang 0.5.23's python package
     .venv/bin/python bench/lint_bench.py --tree path/to/src    # any other tree
     .venv/bin/python bench/lint_bench.py --no-fixit            # skip the (slow) Fixit column
+    .venv/bin/python bench/lint_bench.py --processes-only      # only the whole-process table
+
+Whole processes (second table): `python -c pass`, then `errkb lint FILE` as pre-commit runs it
+(one file without kernel calls, rule table cached as on every run after the first; the same on
+a first run; one just-edited file with a kernel call, so libcst loads), and `errkb lint TREE`
+warm, with Ruff (`ruff check --isolated`, with its cache; on the tree both `--select E9`, which
+has nothing to print, and its default rules) and Semgrep (one rule equivalent to EKB101) on the
+same files when they are installed in the venv. Each fast command
+runs --repeat times; the table gives the median.
 
 Modes: libcst parse-only of every file; Fixit 2 with one import-resolving rule equivalent to
 EKB102 (needs `pip install fixit` in the venv; it is not an errkb dependency); errkb lint cold
@@ -14,7 +23,10 @@ from __future__ import annotations
 
 import argparse
 import glob
+import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -104,17 +116,131 @@ def fixit_run(tree: Path) -> tuple[float, int]:
 
 
 def errkb_run(tree: Path, cache: Path | None, jobs: int):
-    from errkb import store
+    from errkb import layout
     from errkb.lint.config import Config
-    from errkb.lint.engine import load_record_texts
     from errkb.lint.rule import all_rules
     from errkb.lint.runner import lint_paths
+    from errkb.lint.table import RecordTexts
 
     cfg = Config(root=tree.parent, cache_dir=cache)
-    texts = load_record_texts(store.default_data_dir())
+    rules = all_rules()
+    texts = RecordTexts(layout.default_data_dir(), {r for cls in rules.values() for r in cls.RECORDS})
     t = time.perf_counter()
-    run = lint_paths([tree], cfg, list(all_rules()), texts, jobs=jobs, use_cache=cache is not None)
+    run = lint_paths([tree], cfg, list(rules), texts, jobs=jobs, use_cache=cache is not None)
     return time.perf_counter() - t, run
+
+
+# ------------------------------------------------------------------ whole processes
+
+SEMGREP_RULE = """rules:
+  - id: fa4-kvcache-inplace-update
+    languages: [python]
+    severity: ERROR
+    message: SGLang's FA4 flash_attn_with_kvcache cannot append k/v to the cache (errkb EKB101)
+    pattern-either:
+      - pattern: sglang.kernels.ops.attention.flash_attention_v4.flash_attn_with_kvcache(..., k=$K, ...)
+      - pattern: sglang.kernels.ops.attention.flash_attention_v4.flash_attn_with_kvcache(..., v=$V, ...)
+"""
+
+
+# bytecode is written and reused, as after a normal install (some shells set PYTHONDONTWRITEBYTECODE)
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+       "SEMGREP_ENABLE_VERSION_CHECK": "0", "SEMGREP_SEND_METRICS": "off"}
+
+
+def _clock(cmd: list[str], cwd: Path, repeat: int, before=None) -> float:
+    """Median wall time of a whole process (before() runs untimed ahead of each)."""
+    times = []
+    for _ in range(repeat):
+        if before:
+            before()
+        t = time.perf_counter()
+        subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def _pick(files: list[Path], kernel: bool) -> Path:
+    """A mid-sized file that fails (or passes) errkb's prefilter."""
+    from errkb.lint.prefilter import may_match, tokens_of
+    from errkb.lint.rule import all_rules
+
+    tokens = tokens_of(cls.PREFILTER for cls in all_rules().values())
+    fits = [p for p in files if may_match(p.read_bytes(), tokens) == kernel]
+    fits.sort(key=lambda p: p.stat().st_size)
+    return fits[len(fits) // 2]
+
+
+def process_times(tree: Path, files: list[Path], work: Path, repeat: int) -> list[tuple[str, float, str]]:
+    bin_dir = Path(sys.executable).parent
+    errkb, ruff, semgrep = (str(bin_dir / n) for n in ("errkb", "ruff", "semgrep"))
+    have_ruff, have_semgrep = Path(ruff).exists(), Path(semgrep).exists()
+    proj = work / "project"  # a project as pre-commit sees it: pyproject.toml, one staged file
+    proj.mkdir()
+    (proj / "pyproject.toml").write_text("[tool.errkb]\n")
+    plain, kernel = _pick(files, kernel=False), _pick(files, kernel=True)
+    shutil.copy(plain, proj / "plain.py")
+    edits = iter(range(10**6))
+
+    def edit_kernel_file():  # a new comment each time: neither cache knows the file
+        (proj / "kernel.py").write_bytes(kernel.read_bytes() + f"\n# edit {next(edits)}\n".encode())
+
+    def no_cache():
+        shutil.rmtree(proj / ".errkb-cache", ignore_errors=True)
+
+    rows = [("python -c pass", _clock([sys.executable, "-c", "pass"], proj, repeat), "")]
+    _clock([errkb, "lint", "plain.py"], proj, 1)  # the rule table is cached from now on
+    rows.append(("errkb lint, 1 file without kernel calls (pre-commit)",
+                 _clock([errkb, "lint", "plain.py"], proj, repeat), f"{plain.relative_to(tree)}"))
+    rows.append(("errkb lint, same file, first run (no cache yet)",
+                 _clock([errkb, "lint", "plain.py"], proj, repeat, before=no_cache), "builds the rule table"))
+    edit_kernel_file()
+    rows.append(("errkb lint, 1 just-edited file with a kernel call",
+                 _clock([errkb, "lint", "kernel.py"], proj, repeat, before=edit_kernel_file),
+                 f"{kernel.relative_to(tree)}; loads libcst"))
+    if have_ruff:
+        _clock([ruff, "check", "--isolated", "--exit-zero", "plain.py"], proj, 1)
+        rows.append(("ruff check, same 1 file", _clock([ruff, "check", "--isolated", "--exit-zero", "plain.py"],
+                                                       proj, repeat), "default rules, warm cache"))
+    if have_semgrep:
+        (work / "rule.yml").write_text(SEMGREP_RULE)
+        semgrep_cmd = [semgrep, "scan", "--config", str(work / "rule.yml"), "--metrics=off", "--quiet",
+                       "--disable-version-check"]
+        rows.append(("semgrep scan, same 1 file", _clock([*semgrep_cmd, "plain.py"], proj, repeat), "1 rule"))
+
+    cache = ["--cache-dir", str(work / "tree-cache")]
+    _clock([errkb, "lint", *cache, str(tree)], proj, 1)  # cold run: fills the cache
+    rows.append((f"errkb lint, whole tree warm ({len(files)} files)",
+                 _clock([errkb, "lint", *cache, str(tree)], proj, repeat), "cache filled by a cold run"))
+    if have_ruff:  # its default rules print ~40,000 diagnostics on SGLang; E9 (syntax errors) prints none
+        for what, select, note in (("E9", ["--select", "E9"], "syntax errors only: nothing to print"),
+                                   ("default", [], "default rules: prints every diagnostic")):
+            ruff_cmd = [ruff, "check", "--isolated", "--exit-zero", "--output-format", "concise", *select,
+                        "--cache-dir", str(work / f"ruff-cache-{what}"), str(tree)]
+            _clock(ruff_cmd, proj, 1)
+            rows.append((f"ruff check --select {what}, whole tree warm" if select else
+                         "ruff check, whole tree warm", _clock(ruff_cmd, proj, repeat), note))
+    if have_semgrep:
+        rows.append(("semgrep scan, whole tree", _clock([*semgrep_cmd, str(tree)], proj, 1),
+                     "1 rule, no warm mode; 1 run"))
+    missing = [n for n, have in (("ruff", have_ruff), ("semgrep", have_semgrep)) if not have]
+    if missing:
+        rows.append((f"({', '.join(missing)} not installed in the venv)", 0.0, "pip install ruff semgrep"))
+    return rows
+
+
+def print_process_table(rows: list[tuple[str, float, str]], repeat: int) -> None:
+    bare = rows[0][1]
+    print()
+    print(f"| whole process | seconds (median of {repeat}) | × python -c pass | note |")
+    print("| --- | ---: | ---: | --- |")
+    for name, secs, note in rows:
+        print(f"| {name} | {secs:.3f} | {secs / bare:.1f} | {note} |")
+    one = rows[1][1]
+    warm = next(secs for name, secs, _ in rows if name.startswith("errkb lint, whole tree warm"))
+    print()
+    print(f"goals: 1 file {one:.3f} s (<= 0.3 s: {one <= 0.3}), {one / bare:.1f}× bare python (<= 5×: "
+          f"{one / bare <= 5}); warm whole tree {warm:.3f} s (<= 0.5 s: {warm <= 0.5})")
 
 
 def main() -> int:
@@ -122,6 +248,8 @@ def main() -> int:
     ap.add_argument("--tree", type=Path, help="lint this folder instead of the SGLang wheel's package")
     ap.add_argument("--wheel", default=DEFAULT_WHEEL, help="wheel glob, relative to the repo")
     ap.add_argument("--no-fixit", action="store_true")
+    ap.add_argument("--processes-only", action="store_true", help="only the whole-process table")
+    ap.add_argument("--repeat", type=int, default=5, help="runs per fast whole-process command (median)")
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
 
@@ -132,6 +260,10 @@ def main() -> int:
         size = sum(p.stat().st_size for p in files)
         print(f"tree: {tree} — {len(files)} Python files, {size / 1e6:.1f} MB")
 
+        if args.processes_only:
+            print("running: whole processes …")
+            print_process_table(process_times(tree, files, work, args.repeat), args.repeat)
+            return 0
         rows = []
         print("running: libcst parse-only …")
         t_parse, failed = parse_only(files)
@@ -179,6 +311,8 @@ def main() -> int:
         skipped = runs["cold"].skipped
         if skipped:
             print(f"skipped files: {len(skipped)} ({'; '.join(f'{r.path}: {r.skipped}' for r in skipped[:3])})")
+        print("running: whole processes …")
+        print_process_table(process_times(tree, files, work, args.repeat), args.repeat)
         return 0 if same else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
-    from errkb import layout
+    from errkb import layout  # light: `errkb lint` must not load pydantic to find the data
 
     return Path(args.data_dir) if args.data_dir else layout.default_data_dir()
 

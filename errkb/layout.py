@@ -6,7 +6,6 @@ CLI's quick paths can use it as well as errkb.store, which reads and writes the 
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 RECORDS = "records"  # records/<area>/<record-id>.json
@@ -20,7 +19,9 @@ LINT_CHOICES = Path("lint") / "choices.json"  # backend names per release, for t
 
 def default_data_dir() -> Path:
     """The dataset shipped inside the errkb distribution (the repo's data/ when editable)."""
-    return Path(str(resources.files("errkb.data")))
+    import errkb.data
+
+    return Path(errkb.data.__file__).parent
 
 
 def record_paths(data_dir: Path) -> list[Path]:

@@ -22,9 +22,9 @@ def version_key(v: str) -> tuple:
 
 @lru_cache(maxsize=1)
 def _releases() -> dict[str, dict[str, dict]]:
-    from errkb import layout, store
+    from errkb import layout
 
-    doc = json.loads(layout.lint_choices_path(store.default_data_dir()).read_text())
+    doc = json.loads(layout.lint_choices_path(layout.default_data_dir()).read_text())
     return doc["releases"]
 
 

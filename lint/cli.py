@@ -11,7 +11,7 @@ from errkb.lint.archs import ALL_ARCHS
 
 def register(sub, data_dir_of) -> None:
     p = sub.add_parser("lint", help="find attention-backend calls that will raise (exit 1 on findings)")
-    p.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .)")
+    p.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .); '-' reads standard input")
     p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
     p.add_argument("--gpu-arch", action="append", metavar="ARCH",
                    help=f"target GPU arch, repeatable or comma-separated ({', '.join(ALL_ARCHS)})")
@@ -24,7 +24,11 @@ def register(sub, data_dir_of) -> None:
     p.add_argument("--cache-dir", type=Path)
     p.add_argument("--report-unused-suppressions", action="store_true", default=None)
     p.add_argument("--config", type=Path, help="pyproject.toml to read [tool.errkb] from")
-    p.set_defaults(func=lambda a: _lint(a, data_dir_of(a)))
+    p.add_argument("--file-timeout", type=float, metavar="SECONDS",
+                   help="give up a file whose analysis takes longer (reported as skipped; 0: no limit; default 60)")
+    p.add_argument("--stdin-filename", type=Path, metavar="PATH",
+                   help="with '-': the name the source read from standard input is linted (and reported) as")
+    p.set_defaults(func=lambda a: _lint(a, data_dir_of))
 
     p = sub.add_parser("rules", help="list the lint rules")
     p.set_defaults(func=_rules)
@@ -38,14 +42,19 @@ def _split(values) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
-def _lint(args: argparse.Namespace, data_dir: Path) -> int:
-    from errkb.lint import config as config_mod  # libcst and the rules load only when linting
+def _lint(args: argparse.Namespace, data_dir_of) -> int:
+    # Light imports only: libcst, the rules and the records load when a file passes the prefilter.
+    from errkb.lint import config as config_mod
+    from errkb.lint.runner import cache_dir_of, lint_paths, lint_stdin
+    from errkb.lint.table import RecordTexts, rule_table
 
-    from errkb.lint.engine import load_record_texts
-    from errkb.lint.output import FORMATS
-    from errkb.lint.rule import all_rules
-    from errkb.lint.runner import lint_paths
-
+    from_stdin = [str(p) for p in args.paths] == ["-"] or (args.stdin_filename is not None and not args.paths)
+    if Path("-") in args.paths and not from_stdin:
+        print("errkb lint: '-' (standard input) cannot be combined with other paths", file=sys.stderr)
+        return 2
+    if args.stdin_filename is not None and not from_stdin:
+        print("errkb lint: --stdin-filename names standard input: give '-' (or no path) with it", file=sys.stderr)
+        return 2
     try:
         cfg = config_mod.load(args.config.parent if args.config else None)
         if args.gpu_arch:
@@ -60,21 +69,30 @@ def _lint(args: argparse.Namespace, data_dir: Path) -> int:
             cfg.report_unused = True
         if args.cache_dir:
             cfg.cache_dir = args.cache_dir
-        codes = config_mod.selected(list(all_rules()), cfg.select, cfg.ignore)
+        if args.file_timeout is not None:
+            cfg.file_timeout = config_mod.check_timeout(args.file_timeout)
+        rows = rule_table(cache_dir_of(cfg, not args.no_cache))
+        codes = config_mod.selected({c: r.name for c, r in rows.items()}, cfg.select, cfg.ignore)
     except config_mod.ConfigError as exc:
         print(f"errkb lint: {exc}", file=sys.stderr)
         return 2
-    missing = [str(p) for p in args.paths if not p.exists() and not p.is_symlink()]
+    missing = [str(p) for p in args.paths if not from_stdin and not p.exists() and not p.is_symlink()]
     if missing:
         print(f"errkb lint: no such file or directory: {', '.join(missing)}", file=sys.stderr)
         return 2
     try:
-        texts = load_record_texts(data_dir)
-        run = lint_paths(args.paths or [Path(".")], cfg, codes, texts, jobs=args.jobs,
-                         use_cache=not args.no_cache)
+        texts = RecordTexts(data_dir_of(args), {r for row in rows.values() for r in row.records})
+        if from_stdin:
+            run = lint_stdin(sys.stdin.buffer.read(), args.stdin_filename or Path("-"), cfg, codes, texts,
+                             use_cache=not args.no_cache, rows=rows)
+        else:
+            run = lint_paths(args.paths or [Path(".")], cfg, codes, texts, jobs=args.jobs,
+                             use_cache=not args.no_cache, rows=rows)
     except Exception as exc:  # internal error: exit 2, never a traceback-less 1
         print(f"errkb lint: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    from errkb.lint.output import FORMATS
+
     findings = run.findings
     if cfg.report_unused is False:
         findings = [f for f in findings if f.rule != "EKB000"]

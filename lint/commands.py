@@ -15,32 +15,13 @@ import json
 import re
 import shlex
 
+from errkb.lint.filekinds import file_kind
 from errkb.lint.launch import ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, value_part
 from errkb.lint.rule import LintContext
 
-_SHELL_SUFFIXES = (".sh", ".bash")
-_YAML_SUFFIXES = (".yaml", ".yml")
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 _MAX_JOINED = 50  # logical lines joined while looking for a closing quote
-
-
-def file_kind(name: str) -> str | None:
-    """'shell', 'docker' or 'yaml' for the file types linted as launch commands, else None."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    low = base.lower()
-    if low.endswith(_SHELL_SUFFIXES):
-        return "shell"
-    if low.endswith(_YAML_SUFFIXES):
-        return "yaml"
-    if low in ("dockerfile", "containerfile") or low.startswith(("dockerfile.", "containerfile.")) \
-            or low.endswith(".dockerfile"):
-        return "docker"
-    return None
-
-
-def is_command_file(name: str) -> bool:
-    return file_kind(name) is not None
 
 
 class _Locator:
@@ -297,7 +278,8 @@ def launches_of(text: str, kind: str) -> list[Launch]:
 
 def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, report_unused=False):
     """Findings for one shell script, Dockerfile or YAML file (never raises on bad input)."""
-    from errkb.lint.engine import UNUSED_SUPPRESSION, FileResult, Finding, render, suppressions
+    from errkb.lint.engine import render, suppressions
+    from errkb.lint.results import UNUSED_SUPPRESSION, FileResult, Finding
 
     result = FileResult(path)
     if b"vllm" not in source and b"sglang" not in source and b"VLLM_" not in source:

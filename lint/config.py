@@ -7,6 +7,7 @@
     exclude = ["third_party/**", "*_pb2.py"]
     report-unused-suppressions = true
     cache-dir = ".errkb-cache"
+    file-timeout = 60                      # seconds per file; 0: no limit
 
     [tool.errkb.per-file-ignores]
     "tests/**" = ["EKB101", "EKB2"]
@@ -24,10 +25,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from errkb.lint.rule import ALL_ARCHS, DEFAULT_ARCHS
+from errkb.lint.archs import ALL_ARCHS, DEFAULT_ARCHS
 
 KEYS = {"gpu-archs", "select", "ignore", "exclude", "per-file-ignores", "report-unused-suppressions",
-        "cache-dir", "versions"}
+        "cache-dir", "file-timeout", "versions"}
+DEFAULT_FILE_TIMEOUT = 60.0  # seconds; generous: a 5 MB file is parsed and analysed well within it
 VERSIONED = ("vllm", "sglang", "transformers")
 
 
@@ -44,6 +46,7 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     report_unused: bool = False
     cache_dir: Path | None = None
+    file_timeout: float = DEFAULT_FILE_TIMEOUT  # 0: no limit
     versions: dict[str, str] = field(default_factory=dict)  # package -> target release
     root: Path = field(default_factory=Path.cwd)  # where relative globs and the cache live
 
@@ -103,11 +106,19 @@ def load(start: Path | None = None) -> Config:
     cfg.report_unused = bool(table.get("report-unused-suppressions", False))
     if "cache-dir" in table:
         cfg.cache_dir = path.parent / str(table["cache-dir"])
+    if "file-timeout" in table:
+        cfg.file_timeout = check_timeout(table["file-timeout"], f"{path}: [tool.errkb] file-timeout")
     versions = table.get("versions", {})
     if not isinstance(versions, dict):
         raise ConfigError(f"{path}: [tool.errkb.versions] maps package names to versions")
     cfg.versions = check_versions([f"{k}=={v}" for k, v in versions.items()], str(path))
     return cfg
+
+
+def check_timeout(value, what: str = "--file-timeout") -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e6:
+        raise ConfigError(f"{what} must be a number of seconds >= 0 (0: no limit), not {value!r}")
+    return float(value)
 
 
 def check_versions(specs: list[str], where: str = "--target-version") -> dict[str, str]:
@@ -133,16 +144,14 @@ def _strings(table: dict, key: str, path: Path) -> list[str]:
     return value
 
 
-def selected(codes: list[str], select: list[str] | None, ignore: list[str]) -> list[str]:
-    """Codes kept by select/ignore; both take codes, code prefixes or rule names."""
-    from errkb.lint.rule import all_rules
-
-    rules = all_rules()
+def selected(names: dict[str, str], select: list[str] | None, ignore: list[str]) -> list[str]:
+    """Codes (of `names`: code -> rule name) kept by select/ignore; both take codes, code
+    prefixes or rule names."""
 
     def hit(code: str, pats: list[str]) -> bool:
-        return any(code.startswith(p.upper()) or rules[code].NAME == p for p in pats)
+        return any(code.startswith(p.upper()) or names[code] == p for p in pats)
 
     for p in [*(select or []), *ignore]:
-        if not any(c.startswith(p.upper()) or rules[c].NAME == p for c in rules) and p.upper() != "EKB000":
+        if not any(c.startswith(p.upper()) or names[c] == p for c in names) and p.upper() != "EKB000":
             raise ConfigError(f"unknown rule {p!r} (see `errkb rules`)")
-    return [c for c in codes if (select is None or hit(c, select)) and not hit(c, ignore)]
+    return [c for c in names if (select is None or hit(c, select)) and not hit(c, ignore)]

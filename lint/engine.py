@@ -1,73 +1,40 @@
 """Lint one source: prefilter, parse, run the rules, apply inline suppressions.
 
-Inline suppression, on the line a finding is reported at:
+Inline suppression, on any line of the statement a finding is reported in:
 
     out = flash_attn_with_kvcache(q, kc, vc, k=k)  # errkb: ignore[EKB101]
     out = flash_attn_with_kvcache(q, kc, vc, k=k)  # errkb: ignore        (every rule)
+    out = flash_attn_with_kvcache(  # errkb: ignore[EKB101]
+        q, kc, vc, k=k)
 """
 
 from __future__ import annotations
 
 import ast
-import json
+import io
 import re
 import sys
+import tokenize
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from errkb import layout
 from errkb.lint.analysis import ModuleIndex, module_name
-from errkb.lint.commands import is_command_file, lint_commands
+from errkb.lint.commands import lint_commands
+from errkb.lint.filekinds import is_command_file
+from errkb.lint.prefilter import Tokens, may_match, tokens_of
+from errkb.lint.results import MAX_BYTES, UNUSED_SUPPRESSION, FileResult, Finding, RecordText
 from errkb.lint.rule import DEFAULT_ARCHS, LintContext, Rule, all_rules
+from errkb.lint.table import RecordTexts
 
-UNUSED_SUPPRESSION = "EKB000"
-MAX_BYTES = 5 * 1024 * 1024
 _SUPPRESS = re.compile(rb"#\s*errkb:\s*ignore(?:\[([A-Za-z0-9_,\s-]*)\])?")
-
-
-@dataclass(frozen=True, order=True)
-class Finding:
-    path: str
-    line: int  # 1-based
-    col: int  # 1-based
-    rule: str
-    name: str
-    record_id: str
-    message: str
-    end_line: int = 0
-    end_col: int = 0
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    skipped: str | None = None  # why the file was not linted (reported, never fatal)
-
-
-@dataclass(frozen=True)
-class RecordText:
-    error_class: str
-    message: str
-    template: str
 
 
 def load_record_texts(data_dir: Path) -> dict[str, RecordText]:
     """Upstream wording of every record a rule links to, read from the dataset."""
-    wanted = {r for rule in all_rules().values() for r in rule.RECORDS}
-    out = {}
-    for path in layout.record_paths(data_dir):
-        if path.stem in wanted:
-            rec = json.loads(path.read_text())
-            out[rec["id"]] = RecordText(rec["error_class"], rec["message"], rec["template"])
-    return out
+    return RecordTexts(data_dir, {r for rule in all_rules().values() for r in rule.RECORDS}).load()
 
 
 class _Params(dict):
@@ -91,22 +58,8 @@ def render(report, texts: dict[str, RecordText]) -> str:
     return f"{cls}: {words} (errkb record {report.record}{hint})"
 
 
-def prefilter_tokens(rules: list[Rule]) -> tuple[tuple[bytes, ...], ...]:
-    return tuple(sorted({t for r in rules for t in r.PREFILTER}))
-
-
-_ANCHORS: dict[tuple, tuple[bytes, ...]] = {}
-
-
-def may_match(source: bytes, tokens: tuple[tuple[bytes, ...], ...]) -> bool:
-    """The byte-level prefilter: some rule's tokens all occur in the file. A few scans for the
-    10-byte prefixes of the names first (most files have none), then the whole groups."""
-    anchors = _ANCHORS.get(tokens)
-    if anchors is None:
-        anchors = _ANCHORS[tokens] = tuple(sorted({g[0][:10] for g in tokens}))
-    if not any(a in source for a in anchors):
-        return False
-    return any(all(t in source for t in group) for group in tokens)
+def prefilter_tokens(rules: list[Rule]) -> Tokens:
+    return tokens_of(r.PREFILTER for r in rules)
 
 
 def suppressions(source: bytes) -> dict[int, set[str] | None]:
@@ -120,6 +73,32 @@ def suppressions(source: bytes) -> dict[int, set[str] | None]:
             codes = m.group(1)
             out[lineno] = None if codes is None else {c.strip().decode() for c in codes.split(b",") if c.strip()}
     return out
+
+
+def statement_lines(source: bytes) -> dict[int, range]:
+    """line -> the lines of the logical line (statement, or compound statement header) it is
+    part of, for lines in statements that span several lines. A multi-line call, bracketed
+    expression, backslash continuation or triple-quoted string is one logical line."""
+    out: dict[int, range] = {}
+    start = None
+    try:
+        for tok in tokenize.tokenize(io.BytesIO(source).readline):
+            if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                if start is not None and tok.end[0] > start:
+                    span = range(start, tok.end[0] + 1)
+                    out.update(dict.fromkeys(span, span))
+                start = None
+            elif start is None and tok.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT,
+                                                     tokenize.DEDENT, tokenize.ENCODING):
+                start = tok.start[0]
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, LookupError):
+        pass  # the file parsed, so this is unexpected; suppressions then cover their own line only
+    return out
+
+
+def _suppressed_by(line: int, code: str, sup: dict[int, set[str] | None], spans: dict[int, range]) -> list[int]:
+    """The suppression comments (their lines) that silence `code` reported on `line`."""
+    return [n for n in spans.get(line, (line,)) if n in sup and (sup[n] is None or code in sup[n])]
 
 
 PARSER_DEPTH = 10_000  # generated code nests deep; this much is safe for the C stack and for libcst
@@ -210,12 +189,14 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
         except RecursionError:
             result.skipped = "too deeply nested to locate findings"
             return result
+        spans = statement_lines(source) if sup else {}
         for rule, rep in reports:
             pos = positions[rep.node]
             line = pos.start.line
-            codes = sup.get(line, ())
-            if line in sup and (codes is None or rule.CODE in codes):
-                used.setdefault(line, set()).add(rule.CODE)
+            silencers = _suppressed_by(line, rule.CODE, sup, spans) if sup else ()
+            for n in silencers:
+                used.setdefault(n, set()).add(rule.CODE)
+            if silencers:
                 continue
             findings.append(Finding(path, line, pos.start.column + 1, rule.CODE, rule.NAME, rep.record,
                                     render(rep, texts), pos.end.line, pos.end.column + 1))
@@ -226,7 +207,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
             if unused:
                 what = "errkb: ignore" if codes is None else f"errkb: ignore[{', '.join(unused)}]"
                 findings.append(Finding(path, line, 1, UNUSED_SUPPRESSION, "unused-suppression", "",
-                                        f"unused suppression: `{what}` silences nothing on this line"))
+                                        f"unused suppression: `{what}` silences nothing in this statement"))
     result.findings = sorted(set(findings))
     return result
 

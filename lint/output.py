@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from importlib import metadata
 
-from errkb.lint.engine import UNUSED_SUPPRESSION, Finding
-from errkb.lint.rule import all_rules
+from errkb.lint.results import UNUSED_SUPPRESSION, Finding
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -40,10 +38,14 @@ def github(findings: list[Finding]) -> str:
 
 
 def sarif(findings: list[Finding]) -> str:
+    from importlib import metadata
+
     try:
         version = metadata.version("errkb")
     except metadata.PackageNotFoundError:
         version = "0"
+    from errkb.lint.rule import all_rules  # the rules' docstrings: SARIF only (libcst)
+
     rules = all_rules()
     descriptors = [{
         "id": code,

@@ -1,8 +1,9 @@
 """Lint a tree: find the files, reuse cached results, fan out over processes.
 
-The cache holds one JSON file per (content hash, module name, rule set, archs, errkb version,
+The cache holds one JSON file per (content hash, module name, rule set, archs, records' wording,
 linter source) so an unchanged tree re-lints by reading hashes; output order never depends on
-the number of processes.
+the number of processes. Nothing here imports libcst: the engine (and the rules) are imported
+only when a file passes the prefilter, so a run over files without kernel calls starts fast.
 """
 
 from __future__ import annotations
@@ -10,16 +11,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor
+import stat
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
-from errkb.lint.analysis import ModuleNames
-from errkb.lint.commands import is_command_file
 from errkb.lint.config import Config
-from errkb.lint.engine import FileResult, Finding, RecordText, lint_source, may_match, prefilter_tokens
-from errkb.lint.rule import all_rules
+from errkb.lint.deadline import FileTimeout, time_limit
+from errkb.lint.filekinds import is_command_file
+from errkb.lint.prefilter import may_match, tokens_of
+from errkb.lint.results import MAX_BYTES, FileResult, Finding
+from errkb.lint.table import RecordTexts, RuleRow, linter_fingerprint
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".errkb-cache",
              ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
@@ -40,47 +41,80 @@ class Run:
         return [r for r in self.results if r.skipped]
 
 
-def discover(paths: list[Path], cfg: Config) -> tuple[list[Path], list[FileResult]]:
-    """Python files under `paths` (sorted, excludes applied); symlink loops are reported."""
-    files: set[Path] = set()
+def _not_regular(mode: int) -> str:
+    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return f"not a regular file ({what})"
+    return "not a regular file"
+
+
+def discover(paths: list[Path], cfg: Config) -> tuple[list[tuple[str, str]], list[FileResult]]:
+    """(path, path relative to the config root) of the Python files and launch-command files
+    (shell scripts, Dockerfiles, YAML: filekinds.is_command_file) under `paths`, sorted, with
+    excludes applied. Symlink loops, broken symlinks and things that are not regular files
+    (FIFOs, sockets, devices: reading one could block forever) are reported instead. Strings,
+    not Path objects: a warm run over thousands of files is mostly this walk."""
+    files: dict[str, str] = {}
     problems: list[FileResult] = []
     for top in paths:
-        if not top.exists() and not top.is_symlink():
-            problems.append(FileResult(str(top), skipped="no such file or directory"))
+        try:
+            mode = os.stat(top).st_mode
+        except OSError:
+            why = "broken symlink (or symlink loop)" if os.path.islink(top) else "no such file or directory"
+            problems.append(FileResult(str(top), skipped=why))
             continue
-        if top.is_symlink() and not top.exists():
-            problems.append(FileResult(str(top), skipped="broken symlink (or symlink loop)"))
+        name = Path(top).as_posix()
+        if stat.S_ISDIR(mode):
+            _walk(name, cfg, files, problems)
+        elif not cfg.excluded(rel := _rel(name, cfg)):
+            if stat.S_ISREG(mode):
+                files[name] = rel
+            else:
+                problems.append(FileResult(name, skipped=_not_regular(mode)))
+    return sorted(files.items()), problems
+
+
+def _walk(top: str, cfg: Config, files: dict[str, str], problems: list[FileResult]) -> None:
+    """Follows symlinked folders, once each (a folder seen again is a loop)."""
+    seen: set[tuple[int, int]] = set()
+    stack = [top]
+    while stack:
+        d = stack.pop()
+        try:
+            st = os.stat(d)
+            entries = list(os.scandir(d))
+        except OSError as exc:
+            problems.append(FileResult(d, skipped=f"cannot read folder: {exc.strerror or exc}"))
             continue
-        if top.is_file():
-            if not cfg.excluded(_rel(top, cfg)):
-                files.add(top)
+        if (st.st_dev, st.st_ino) in seen:
+            problems.append(FileResult(d, skipped="symlink loop"))
             continue
-        seen: set[tuple[int, int]] = set()
-        for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
-            st = os.stat(dirpath)
-            key = (st.st_dev, st.st_ino)
-            if key in seen:
-                problems.append(FileResult(Path(dirpath).as_posix(), skipped="symlink loop"))
-                dirnames[:] = []
-                continue
-            seen.add(key)
-            d = Path(dirpath)
-            dirnames[:] = sorted(n for n in dirnames
-                                 if n not in SKIP_DIRS and not cfg.excluded(_rel(d / n, cfg)))
-            for name in filenames:
-                if name.endswith(".py") or is_command_file(name):
-                    p = d / name
-                    if p.is_symlink() and not p.exists():
-                        problems.append(FileResult(str(p), skipped="broken symlink (or symlink loop)"))
-                    elif not cfg.excluded(_rel(p, cfg)):
-                        files.add(p)
-    return sorted(files), problems
+        seen.add((st.st_dev, st.st_ino))
+        d_rel = _rel(d, cfg)  # a file in d is under the root exactly when d is
+        prefix, rel_prefix = ("" if d == "." else d + "/"), ("" if d_rel == "." else d_rel + "/")
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir():
+                if name not in SKIP_DIRS and not cfg.excluded(_rel(prefix + name, cfg)):
+                    stack.append(prefix + name)
+            elif (name.endswith(".py") or is_command_file(name)) and not cfg.excluded(rel := rel_prefix + name):
+                p = prefix + name
+                if entry.is_file():
+                    files[p] = rel
+                elif entry.is_symlink() and not os.path.exists(p):
+                    problems.append(FileResult(p, skipped="broken symlink (or symlink loop)"))
+                else:
+                    try:
+                        problems.append(FileResult(p, skipped=_not_regular(os.stat(p).st_mode)))
+                    except OSError as exc:
+                        problems.append(FileResult(p, skipped=f"cannot read: {exc.strerror or exc}"))
 
 
 _ROOTS: dict[Path, str] = {}
 
 
-def _rel(p: Path, cfg: Config) -> str:
+def _rel(p: str | Path, cfg: Config) -> str:
     """Path relative to the config root, by string operations only (no symlink resolution)."""
     root = _ROOTS.get(cfg.root)
     if root is None:
@@ -93,15 +127,12 @@ def _rel(p: Path, cfg: Config) -> str:
     return Path(p).as_posix()
 
 
-def _linter_fingerprint() -> str:
-    h = hashlib.sha256()
-    try:
-        h.update(metadata.version("errkb").encode())
-    except metadata.PackageNotFoundError:
-        h.update(b"unknown")
-    for p in sorted(Path(__file__).parent.rglob("*.py")):
-        h.update(p.read_bytes())
-    return h.hexdigest()
+def cache_dir_of(cfg: Config, use_cache: bool) -> Path | None:
+    return (cfg.cache_dir or cfg.root / ".errkb-cache") if use_cache else None
+
+
+# results that depend on the moment (or on this machine's speed) are neither cached nor kept
+_TRANSIENT = ("internal error", "cannot read", "timed out", "not a regular file")
 
 
 # ------------------------------------------------------------------ worker side
@@ -109,29 +140,68 @@ def _linter_fingerprint() -> str:
 _W: dict = {}  # this worker's state for the current run, set afresh by _init at each run
 
 
-def _init(codes: list[str], archs, texts, report_unused, cache_dir, key, versions=None) -> None:
-    rules = [cls() for c, cls in all_rules().items() if c in codes]
+def _init(rows: dict[str, RuleRow], archs, texts: RecordTexts, report_unused, cache_dir, key,
+          file_timeout, versions) -> None:
     _W.clear()
-    _W.update(rules=rules, archs=tuple(archs), texts=texts, report_unused=report_unused,
-              cache_dir=cache_dir, key=key, tokens=prefilter_tokens(rules), module_names=ModuleNames(),
-              versions=dict(versions or {}))
+    _W.update(rows=rows, archs=tuple(archs), texts=texts, report_unused=report_unused, cache_dir=cache_dir,
+              key=key, timeout=file_timeout, tokens=tokens_of(r.prefilter for r in rows.values()),
+              versions=dict(versions))
+
+
+def _engine() -> tuple:
+    """The heavy half (libcst, the rule classes, the records' wording), loaded the first time a
+    file passes the prefilter, once per process."""
+    heavy = _W.get("engine")
+    if heavy is None:
+        from errkb.lint.analysis import ModuleNames
+        from errkb.lint.engine import lint_source
+        from errkb.lint.rule import all_rules
+
+        rules = {c: cls() for c, cls in all_rules().items() if c in _W["rows"]}
+        heavy = _W["engine"] = (lint_source, rules, ModuleNames(), _W["texts"].load())
+    return heavy
+
+
+def _read(path: str) -> bytes | str:
+    """The file's bytes, or why it cannot be linted. Opened without blocking and checked with
+    fstat, so a FIFO that replaced a file after the walk cannot hang the run."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    with open(fd, "rb") as fh:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return _not_regular(st.st_mode)
+            if st.st_size > MAX_BYTES:
+                return f"larger than {MAX_BYTES} bytes"
+            return fh.read(MAX_BYTES + 1)
+        except OSError as exc:
+            return f"cannot read: {exc.strerror or exc}"
 
 
 def _lint_one(job: tuple[str, str, list[str]]) -> tuple[FileResult, bool]:
     path, rel, ignored = job
-    try:
-        with open(path, "rb") as fh:
-            source = fh.read()
-    except OSError as exc:
-        return FileResult(rel, skipped=f"cannot read: {exc.strerror or exc}"), False
-    rules = _W["rules"]
+    source = _read(path)
+    if isinstance(source, str):
+        return FileResult(rel, skipped=source), False
+    return _lint_bytes(source, path, rel, ignored)
+
+
+def _lint_bytes(source: bytes, path: str, rel: str, ignored: list[str]) -> tuple[FileResult, bool]:
+    """(result, served from the cache) for one file's bytes; `path` names its module."""
+    rows = list(_W["rows"].values())
+    tokens = _W["tokens"]
     if ignored:
-        rules = [r for r in rules if not any(r.CODE.startswith(i.upper()) or r.NAME == i for i in ignored)]
+        rows = [r for r in rows if not any(r.code.startswith(i.upper()) or r.name == i for i in ignored)]
+        tokens = tokens_of(r.prefilter for r in rows)
     wants_unused = _W["report_unused"] and b"errkb:" in source
-    tokens = prefilter_tokens(rules) if ignored else _W["tokens"]
     if not wants_unused and not may_match(source, tokens):
         return FileResult(rel), False
-    mod = _W["module_names"](Path(path))
+    lint_source, rule_objects, module_names, texts = _engine()
+    rules = [rule_objects[r.code] for r in rows]
+    mod = module_names(Path(path))
     cache_file = None
     if _W["cache_dir"] is not None:
         h = hashlib.sha256(_W["key"].encode())
@@ -146,11 +216,15 @@ def _lint_one(job: tuple[str, str, list[str]]) -> tuple[FileResult, bool]:
         except (OSError, ValueError, TypeError, KeyError):
             pass
     try:
-        result = lint_source(source, rel, rules, _W["archs"], _W["texts"], module=mod,
-                             report_unused=_W["report_unused"], tokens=tokens, versions=_W["versions"])
+        with time_limit(_W["timeout"]):
+            result = lint_source(source, rel, rules, _W["archs"], texts, module=mod,
+                                 report_unused=_W["report_unused"], tokens=tokens, versions=_W["versions"])
+    except FileTimeout:
+        result = FileResult(rel, skipped=f"timed out: the analysis took longer than {_W['timeout']:g} s"
+                                         " (the per-file limit: --file-timeout, or file-timeout in [tool.errkb])")
     except Exception as exc:  # a linter bug must not hide the other files
         result = FileResult(rel, skipped=f"internal error: {type(exc).__name__}: {exc}")
-    if cache_file is not None and not (result.skipped or "").startswith("internal error"):
+    if cache_file is not None and not (result.skipped or "").startswith(_TRANSIENT):
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
             tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
@@ -180,18 +254,45 @@ def _signature(path: str, ignored: list[str]) -> list | None:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, ignored]
 
 
-def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: dict[str, RecordText],
-               jobs: int = 1, use_cache: bool = True) -> Run:
-    """Lint every Python file under `paths`. With the cache on, a file whose size, mtime, ctime
-    and inode are those of the last run reuses that run's result without being read (the
-    manifest); any other file is looked up by content hash before it is parsed."""
+def _setup(cfg: Config, codes: list[str], texts: RecordTexts, use_cache: bool,
+           rows: dict[str, RuleRow] | None) -> tuple:
+    """The worker's init arguments: selected rule rows, archs, texts, cache folder and key."""
+    cache_dir = cache_dir_of(cfg, use_cache)
+    if rows is None:
+        from errkb.lint.table import rule_table
+
+        rows = rule_table(cache_dir)
+    rows = {c: rows[c] for c in codes}
+    key = json.dumps([linter_fingerprint(), sorted(cfg.archs), cfg.report_unused, sorted(cfg.versions.items()),
+                      texts.digest()])
+    return rows, cfg.archs, texts, cfg.report_unused, cache_dir, key, cfg.file_timeout, cfg.versions
+
+
+def lint_stdin(source: bytes, name: Path, cfg: Config, codes: list[str], texts: RecordTexts,
+               use_cache: bool = True, rows: dict[str, RuleRow] | None = None) -> Run:
+    """Lint bytes read from standard input as if they were the file `name` (which need not
+    exist): excludes, per-file ignores, the module name and the reported path follow it."""
+    rel = _rel(name, cfg)
+    if cfg.excluded(rel):
+        return Run()
+    _init(*_setup(cfg, codes, texts, use_cache, rows))
+    result, hit = _lint_bytes(source, str(name), rel if name.is_absolute() else name.as_posix(),
+                              cfg.ignored_for(rel))
+    return Run(results=[result] if result.findings or result.skipped else [], files=1, cached=int(hit))
+
+
+def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: RecordTexts,
+               jobs: int = 1, use_cache: bool = True, rows: dict[str, RuleRow] | None = None) -> Run:
+    """Lint every Python and launch-command file under `paths`. With the cache on, a file whose
+    size, mtime, ctime and inode are those of the last run reuses that run's result without being
+    read (the manifest); any other file is looked up by content hash before it is parsed."""
     files, problems = discover(paths, cfg)
     run = Run(results=list(problems), files=len(files))
-    cache_dir = (cfg.cache_dir or cfg.root / ".errkb-cache") if use_cache else None
-    key = json.dumps([_linter_fingerprint(), sorted(cfg.archs), cfg.report_unused, sorted(cfg.versions.items()),
-                      sorted((k, v.template, v.message) for k, v in texts.items())])
-    jobs_list = [(str(p), _rel(p, cfg) if p.is_absolute() else p.as_posix(), cfg.ignored_for(_rel(p, cfg)))
-                 for p in files]
+    init_args = _setup(cfg, codes, texts, use_cache, rows)
+    cache_dir, key = init_args[4], init_args[5]
+    pfi = bool(cfg.per_file_ignores)
+    jobs_list = [(p, rel if os.path.isabs(p) else p, cfg.ignored_for(rel) if pfi else [])
+                 for p, rel in files]
 
     manifest_path, old, new = None, {}, {}
     if cache_dir is not None:
@@ -201,20 +302,23 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: dict[str
             old = json.loads(manifest_path.read_text())
         except (OSError, ValueError):
             old = {}
-    collected: list = [None] * len(jobs_list)
+    # manifest entries: [signature] for a clean file, [signature, findings, why skipped] otherwise
     todo = []
     for i, (path, rel, ignored) in enumerate(jobs_list):
         sig = _signature(path, ignored) if manifest_path else None
         entry = old.get(rel) if sig else None
         if entry and entry[0] == sig:
-            data = entry[1]
-            collected[i] = (FileResult(rel, [Finding(**{**f, "path": rel}) for f in data["findings"]],
-                                       data["skipped"]), True)
+            try:
+                if len(entry) > 1:
+                    run.results.append(FileResult(rel, [Finding(**{**f, "path": rel}) for f in entry[1]], entry[2]))
+            except (TypeError, IndexError):  # a damaged manifest: lint the file again
+                todo.append((i, sig))
+                continue
             new[rel] = entry
+            run.cached += 1
         else:
             todo.append((i, sig))
 
-    init_args = (codes, cfg.archs, texts, cfg.report_unused, cache_dir, key, cfg.versions)
     if jobs <= 0:
         jobs = 1 if len(todo) < 64 else min(os.cpu_count() or 1, 8)
     work = [jobs_list[i] for i, _ in todo]
@@ -223,6 +327,7 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: dict[str
         got = list(map(_lint_one, work))
     else:
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
         ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
         with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init, initargs=init_args) as pool:
@@ -233,11 +338,13 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: dict[str
             for k, result in zip(order, results):
                 got[k] = result
     for (i, sig), (result, hit) in zip(todo, got):
-        collected[i] = (result, hit)
-        if sig and not (result.skipped or "").startswith(("internal error", "cannot read")):
-            new[jobs_list[i][1]] = [sig, {"findings": [{**f.to_json(), "path": ""} for f in result.findings],
-                                          "skipped": result.skipped}]
-    if manifest_path is not None and new != old:
+        run.cached += hit
+        if result.findings or result.skipped:
+            run.results.append(result)
+        if sig and not (result.skipped or "").startswith(_TRANSIENT):
+            findings = [{**f.to_json(), "path": ""} for f in result.findings]
+            new[jobs_list[i][1]] = [sig, findings, result.skipped] if findings or result.skipped else [sig]
+    if manifest_path is not None and (todo or len(new) != len(old)):
         try:
             manifest_path.parent.mkdir(parents=True, exist_ok=True)
             tmp = manifest_path.with_suffix(f".{os.getpid()}.tmp")
@@ -245,9 +352,5 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: dict[str
             os.replace(tmp, manifest_path)
         except OSError:
             pass
-    for result, hit in collected:
-        run.cached += hit
-        if result.findings or result.skipped:
-            run.results.append(result)
     run.results.sort(key=lambda r: r.path)
     return run

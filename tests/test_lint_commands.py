@@ -3,11 +3,14 @@ column of the word in the original file, with target versions from pyproject.tom
 
 from __future__ import annotations
 
+import io
 import json
+import time
 
 import pytest
 
 from errkb.cli import main
+from errkb.lint.rule import all_rules
 
 FILES = {
     "serve.sh": (
@@ -113,3 +116,63 @@ def test_suppression_in_a_shell_comment(tree, capsys):
     (tree / "s.sh").write_text("vllm serve m --attention-backend sdpa  # errkb: ignore[EKB601]\n")
     rc, found, _ = _run(capsys, "s.sh")
     assert rc == 0 and found == []
+
+
+@pytest.mark.parametrize("name", ["Dockerfile", "serve.sh", "compose.yaml", "k8s/deploy.yml", "launch.py"])
+def test_stdin_under_a_command_file_name(tree, capsys, monkeypatch, name):
+    """`errkb lint - --stdin-filename NAME` lints the text as the file type NAME says."""
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(FILES[name].encode())))
+    rc, found, _ = _run(capsys, "-", "--stdin-filename", name)
+    assert rc == 1
+    assert [(f["path"], f["line"], f["col"], f["rule"]) for f in found] == [e for e in EXPECTED if e[0] == name]
+
+
+def test_target_versions_reach_stdin_and_the_cache_key(tree, capsys, monkeypatch):
+    (tree / "pyproject.toml").write_text('[tool.errkb.versions]\nvllm = "0.11.0"\n')
+    (tree / "old.sh").write_text("vllm serve m --attention-backend FLASHINFER\n")
+
+    def cached_run(*args):
+        rc = main(["lint", "--format", "json", "old.sh", *args])
+        return rc, [f["rule"] for f in json.loads(capsys.readouterr().out)]
+
+    assert cached_run() == (1, ["EKB603"])
+    assert cached_run("--target-version", "vllm==0.13.0") == (0, [])  # not the 0.11.0 result
+    assert cached_run() == (1, ["EKB603"])
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"vllm serve m --attention-backend FLASHINFER\n")))
+    rc, found, _ = _run(capsys, "-", "--stdin-filename", "new.sh")
+    assert [f["rule"] for f in found] == ["EKB603"]
+
+
+def test_the_time_limit_applies_to_command_files(tree, capsys, monkeypatch):
+    rule = all_rules()["EKB601"]
+    check = rule.check_launch
+
+    def slow(self, launch, ctx):  # the timer, not this loop's bound, must end it
+        for _ in range(2000):
+            time.sleep(0.01)
+        return check(self, launch, ctx)
+
+    monkeypatch.setattr(rule, "check_launch", slow)
+    rc, found, err = _run(capsys, "serve.sh", "launch.py", "--select", "EKB601", "--file-timeout", "0.05")
+    assert "skipped serve.sh: timed out" in err and "skipped launch.py: timed out" in err
+
+
+def test_the_rule_table_has_the_config_rules_and_follows_the_choice_tables(tmp_path, monkeypatch):
+    from errkb import layout
+    from errkb.lint import table
+
+    rows = table.rule_table(tmp_path)
+    for code in ("EKB601", "EKB604", "EKB701", "EKB705", "EKB801", "EKB802"):
+        assert rows[code].prefilter == all_rules()[code].PREFILTER
+    assert table.rule_table(tmp_path) == rows  # read back from the cached JSON
+    copy = tmp_path / "choices.json"
+    copy.write_bytes(layout.lint_choices_path(layout.default_data_dir()).read_bytes())
+    monkeypatch.setattr(layout, "lint_choices_path", lambda data_dir: copy)
+    try:
+        table.linter_fingerprint.cache_clear()
+        before = table.linter_fingerprint()
+        copy.write_bytes(copy.read_bytes() + b"\n")
+        table.linter_fingerprint.cache_clear()
+        assert table.linter_fingerprint() != before  # new choices: new cache keys and a new table
+    finally:
+        table.linter_fingerprint.cache_clear()

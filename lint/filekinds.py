@@ -1,0 +1,26 @@
+"""Which non-Python files are linted as launch commands (shell scripts, Dockerfiles, compose and
+Kubernetes YAML). A module of its own, importing nothing, so the tree walk can ask without
+loading the launch parsers (lint/commands.py), which import libcst through the rule classes."""
+
+from __future__ import annotations
+
+_SHELL_SUFFIXES = (".sh", ".bash")
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def file_kind(name: str) -> str | None:
+    """'shell', 'docker' or 'yaml' for the file types linted as launch commands, else None."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    low = base.lower()
+    if low.endswith(_SHELL_SUFFIXES):
+        return "shell"
+    if low.endswith(_YAML_SUFFIXES):
+        return "yaml"
+    if low in ("dockerfile", "containerfile") or low.startswith(("dockerfile.", "containerfile.")) \
+            or low.endswith(".dockerfile"):
+        return "docker"
+    return None
+
+
+def is_command_file(name: str) -> bool:
+    return file_kind(name) is not None
