@@ -17,6 +17,7 @@ from errkb.lint.analysis import CallArgs, CallSite, ModuleIndex
 from errkb.lint.targets import positional_params
 
 from errkb.lint.archs import ALL_ARCHS, DEFAULT_ARCHS  # noqa: F401 (re-exported)
+from errkb.lint.edits import RuleFix
 
 
 def arch_major(arch: str) -> int:
@@ -30,6 +31,7 @@ class Example:
     code: str
     archs: tuple[str, ...] = DEFAULT_ARCHS
     findings: int = 1
+    fixed: str | None = None  # the code after its autofixes (safe and unsafe): tests apply and compare
 
 
 @dataclass
@@ -39,6 +41,7 @@ class Report:
     params: dict = field(default_factory=dict)
     hint: str = ""
     text: str | None = None  # upstream's exact words when they differ from the record's message
+    fix: "RuleFix | None" = None  # offered only when FIXES names the record and it is confirmed
 
 
 @dataclass
@@ -57,6 +60,8 @@ class Rule:
     # the byte-level prefilter: groups of tokens; a file that holds no whole group cannot match
     PREFILTER: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
     HINT: ClassVar[str] = ""  # the fix, one sentence
+    # record id -> the record fix (1-based) this rule's autofix implements (lint/edits.py)
+    FIXES: ClassVar[dict[str, int]] = {}
     ARCH_DEPENDENT: ClassVar[bool] = False
     VALID: ClassVar[list] = []
     INVALID: ClassVar[list] = []
@@ -73,8 +78,8 @@ class Rule:
         return ()
 
     def report(self, node: cst.CSTNode, record: str | None = None, hint: str | None = None,
-               text: str | None = None, **params) -> Report:
-        return Report(node, record or self.RECORDS[0], params, self.HINT if hint is None else hint, text)
+               text: str | None = None, fix: "RuleFix | None" = None, **params) -> Report:
+        return Report(node, record or self.RECORDS[0], params, self.HINT if hint is None else hint, text, fix)
 
 
 REGISTRY: dict[str, type[Rule]] = {}
