@@ -28,7 +28,14 @@ def register(sub, data_dir_of) -> None:
                    help="give up a file whose analysis takes longer (reported as skipped; 0: no limit; default 60)")
     p.add_argument("--stdin-filename", type=Path, metavar="PATH",
                    help="with '-': the name the source read from standard input is linted (and reported) as")
+    p.add_argument("--fix", action="store_true", help="apply the findings' safe autofixes to the files")
+    p.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: apply unsafe autofixes too")
+    p.add_argument("--diff", action="store_true", help="print the autofixes as a unified diff; change nothing")
+    p.add_argument("--lsp", action="store_true", help="run the editor (Language Server Protocol) server on stdio")
     p.set_defaults(func=lambda a: _lint(a, data_dir_of))
+
+    p = sub.add_parser("lsp", help="the editor server (Language Server Protocol over stdio)")
+    p.set_defaults(func=lambda a: _lsp(data_dir_of(a)))
 
     p = sub.add_parser("rules", help="list the lint rules")
     p.set_defaults(func=_rules)
@@ -42,7 +49,15 @@ def _split(values) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
+def _lsp(data_dir: Path) -> int:
+    from errkb.lint.lsp import serve
+
+    return serve(data_dir)
+
+
 def _lint(args: argparse.Namespace, data_dir_of) -> int:
+    if args.lsp:
+        return _lsp(data_dir_of(args))
     # Light imports only: libcst, the rules and the records load when a file passes the prefilter.
     from errkb.lint import config as config_mod
     from errkb.lint.runner import cache_dir_of, lint_paths, lint_stdin
@@ -80,10 +95,11 @@ def _lint(args: argparse.Namespace, data_dir_of) -> int:
     if missing:
         print(f"errkb lint: no such file or directory: {', '.join(missing)}", file=sys.stderr)
         return 2
+    source = sys.stdin.buffer.read() if from_stdin else None
     try:
         texts = RecordTexts(data_dir_of(args), {r for row in rows.values() for r in row.records})
         if from_stdin:
-            run = lint_stdin(sys.stdin.buffer.read(), args.stdin_filename or Path("-"), cfg, codes, texts,
+            run = lint_stdin(source, args.stdin_filename or Path("-"), cfg, codes, texts,
                              use_cache=not args.no_cache, rows=rows)
         else:
             run = lint_paths(args.paths or [Path(".")], cfg, codes, texts, jobs=args.jobs,
@@ -94,6 +110,10 @@ def _lint(args: argparse.Namespace, data_dir_of) -> int:
     from errkb.lint.output import FORMATS
 
     findings = run.findings
+    if args.fix or args.diff:
+        from errkb.lint.fix_cli import fix_and_report
+
+        return fix_and_report(args, run, cfg, codes, texts, rows, source)
     if cfg.report_unused is False:
         findings = [f for f in findings if f.rule != "EKB000"]
     sys.stdout.write(FORMATS[args.format](findings))
@@ -102,6 +122,10 @@ def _lint(args: argparse.Namespace, data_dir_of) -> int:
     if args.format == "text":
         print(f"errkb lint: {len(findings)} finding(s) in {run.files} file(s)"
               f" ({run.cached} cached, {len(run.skipped)} skipped)", file=sys.stderr)
+        if any(f.fix for f in findings):
+            from errkb.lint.fix_cli import fixable_note
+
+            print(fixable_note(findings), file=sys.stderr)
     if any(r.skipped.startswith("internal error") for r in run.skipped):
         return 2
     return 1 if findings else 0

@@ -24,6 +24,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from errkb.lint.analysis import ModuleIndex, module_name
 from errkb.lint.commands import lint_commands
 from errkb.lint.filekinds import is_command_file
+from errkb.lint.edits import resolve
+from errkb.lint.fixes import decode_source, line_starts
 from errkb.lint.prefilter import Tokens, may_match, tokens_of
 from errkb.lint.results import MAX_BYTES, UNUSED_SUPPRESSION, FileResult, Finding, RecordText
 from errkb.lint.rule import DEFAULT_ARCHS, LintContext, Rule, all_rules
@@ -190,6 +192,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
             result.skipped = "too deeply nested to locate findings"
             return result
         spans = statement_lines(source) if sup else {}
+        starts = None  # where each line of the decoded source begins, once a report has a fix
         for rule, rep in reports:
             pos = positions[rep.node]
             line = pos.start.line
@@ -198,8 +201,11 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
                 used.setdefault(n, set()).add(rule.CODE)
             if silencers:
                 continue
+            if rep.fix is not None and starts is None:
+                starts = line_starts(decode_source(source)[0])
             findings.append(Finding(path, line, pos.start.column + 1, rule.CODE, rule.NAME, rep.record,
-                                    render(rep, texts), pos.end.line, pos.end.column + 1))
+                                    render(rep, texts), pos.end.line, pos.end.column + 1,
+                                    _fix(rule, rep, texts, positions, starts)))
     if report_unused:
         for line, codes in sup.items():
             hit = used.get(line, set())
@@ -210,6 +216,16 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
                                         f"unused suppression: `{what}` silences nothing in this statement"))
     result.findings = sorted(set(findings))
     return result
+
+
+def _fix(rule: Rule, rep, texts: dict[str, RecordText], positions, starts):
+    """The report's fix in offsets, when the rule implements its record's fix and that record's
+    verification status is `confirmed`."""
+    number = rule.FIXES.get(rep.record)
+    text = texts.get(rep.record)
+    if rep.fix is None or number is None or text is None or not text.confirmed:
+        return None
+    return resolve(rep.fix, number, positions, starts)
 
 
 def lint_text(code: str, archs=DEFAULT_ARCHS, select: list[str] | None = None,

@@ -9,6 +9,23 @@ UNUSED_SUPPRESSION = "EKB000"
 MAX_BYTES = 5 * 1024 * 1024
 
 
+@dataclass(frozen=True)
+class Fix:
+    """A mechanical edit that removes a finding: the record fix it implements (the record is the
+    finding's), and (start, end, replacement) edits in character offsets of the decoded source.
+    Safe fixes keep what the code computes; unsafe ones change it (see docs/lint.md)."""
+
+    title: str
+    safe: bool
+    record_fix: int  # 1-based index into the record's fixes
+    edits: tuple[tuple[int, int, str], ...]
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Fix":
+        return cls(data["title"], bool(data["safe"]), int(data["record_fix"]),
+                   tuple((int(a), int(b), str(t)) for a, b, t in data["edits"]))
+
+
 @dataclass(frozen=True, order=True)
 class Finding:
     path: str
@@ -20,9 +37,17 @@ class Finding:
     message: str
     end_line: int = 0
     end_col: int = 0
+    fix: Fix | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.fix, dict):  # read back from the cache or the manifest
+            object.__setattr__(self, "fix", Fix.from_json(self.fix))
 
     def to_json(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if self.fix is None:
+            del out["fix"]
+        return out
 
 
 @dataclass
@@ -37,3 +62,4 @@ class RecordText:
     error_class: str
     message: str
     template: str
+    confirmed: bool = False  # its verification status is `confirmed`: only then is its fix offered

@@ -17,6 +17,7 @@ from errkb.lint.analysis import CallArgs, CallSite, ModuleIndex
 from errkb.lint.targets import positional_params
 
 from errkb.lint.archs import ALL_ARCHS, DEFAULT_ARCHS  # noqa: F401 (re-exported)
+from errkb.lint.edits import RuleFix
 
 
 def arch_major(arch: str) -> int:
@@ -32,6 +33,7 @@ class Example:
     findings: int = 1
     path: str = "example.py"  # the file type it is linted as (a .sh, Dockerfile or .yaml for commands)
     versions: tuple[tuple[str, str], ...] = ()  # target package versions, e.g. (("vllm", "0.11.0"),)
+    fixed: str | None = None  # the code after its autofixes (safe and unsafe): tests apply and compare
 
 
 @dataclass
@@ -42,6 +44,7 @@ class Report:
     hint: str = ""
     text: str | None = None  # upstream's exact words when they differ from the record's message
     span: object = None  # outside Python (commands.py): a launch.Span instead of a node
+    fix: "RuleFix | None" = None  # offered only when FIXES names the record and it is confirmed
 
 
 @dataclass
@@ -61,6 +64,8 @@ class Rule:
     # the byte-level prefilter: groups of tokens; a file that holds no whole group cannot match
     PREFILTER: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
     HINT: ClassVar[str] = ""  # the fix, one sentence
+    # record id -> the record fix (1-based) this rule's autofix implements (lint/edits.py)
+    FIXES: ClassVar[dict[str, int]] = {}
     ARCH_DEPENDENT: ClassVar[bool] = False
     VALID: ClassVar[list] = []
     INVALID: ClassVar[list] = []
@@ -77,8 +82,8 @@ class Rule:
         return ()
 
     def report(self, node: cst.CSTNode, record: str | None = None, hint: str | None = None,
-               text: str | None = None, **params) -> Report:
-        return Report(node, record or self.RECORDS[0], params, self.HINT if hint is None else hint, text)
+               text: str | None = None, fix: "RuleFix | None" = None, **params) -> Report:
+        return Report(node, record or self.RECORDS[0], params, self.HINT if hint is None else hint, text, fix=fix)
 
 
 REGISTRY: dict[str, type[Rule]] = {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from errkb.lint.analysis import ABSENT, PRESENT, Arg, TensorFacts, tensor_facts
+from errkb.lint.edits import RuleFix, code, passed_here, replace, simple
 from errkb.lint.rule import Example, Rule, arch_major, register
 from errkb.lint.targets import (DISPATCH, DISPATCH_KVCACHE, FA4_UPSTREAM, FA4_VENDORED,
                                 SGL_FA4_VARLEN, last_names)
@@ -86,13 +87,17 @@ class Fa4SplitKvArch(_Fa4Rule):
     RECORDS = ("fa4-splitkv-sm90", "fa4-sm120-num-splits", "fa4-sm8x-paged-kv-splitkv")
     ARCH_DEPENDENT = True
     HINT = "pass num_splits=1 on {archs} (split-KV only runs on SM100/SM110)"
+    FIXES = {"fa4-splitkv-sm90": 1}
     VALID = [
         _UP + "flash_attn_varlen_func(q, k, v, num_splits=1)",
         Example(_UP + "flash_attn_varlen_func(q, k, v, num_splits=4)", archs=("sm100",)),
         Example(_SGL + "flash_attn_varlen_func(q, k, v, num_splits=4)", archs=("sm90", "sm100")),
     ]
     INVALID = [
-        Example(_UP + "flash_attn_varlen_func(q, k, v, num_splits=4)", archs=("sm90",)),
+        Example(_UP + "flash_attn_varlen_func(q, k, v, num_splits=4)", archs=("sm90",),
+                fixed=_UP + "flash_attn_varlen_func(q, k, v, num_splits=1)"),
+        Example(_UP + "SPLITS = 2\nflash_attn_varlen_func(q, k, v, num_splits=SPLITS)", archs=("sm90", "sm100"),
+                fixed=_UP + "SPLITS = 2\nflash_attn_varlen_func(q, k, v, num_splits=1)"),
         Example(_UP + "SPLITS = 2\nflash_attn_varlen_func(q, k, v, num_splits=SPLITS)", archs=("sm120",)),
         Example(_SGL + "flash_attn_varlen_func(q, k, v, num_splits=4)", archs=("sm80",)),
     ]
@@ -108,7 +113,17 @@ class Fa4SplitKvArch(_Fa4Rule):
         archs = self.archs_where(ctx, lambda major: major in failing)
         if archs:
             major = arch_major(archs[0])
-            yield self.report_on(ns.node, archs, record=self._RECORD[major], text=self._TEXT[major])
+            yield self.report_on(ns.node, archs, record=self._RECORD[major], text=self._TEXT[major],
+                                 fix=self._one_split(call, ctx))
+
+    def _one_split(self, call, ctx) -> RuleFix | None:
+        """num_splits=1: the same attention, unsplit. Unsafe when a target GPU could split (it
+        then loses split-KV's speed); the record's fix chooses 1 by the device at run time."""
+        arg = passed_here(call.args, "num_splits")
+        if arg is None:
+            return None
+        blackwell = bool(self.archs_where(ctx, lambda major: major in (10, 11)))
+        return RuleFix("Pass num_splits=1", not blackwell, (replace(arg.value, "1"),))
 
 
 @register
@@ -164,16 +179,29 @@ class Fa4PageTableWithCuSeqlensK(_Fa4Rule):
     NAME = "fa4-page-table-with-cu-seqlens-k"
     RECORDS = ("fa4-page-table-with-cu-seqlens-k",)
     HINT = "pass per-sequence lengths as seqused_k instead of cu_seqlens_k"
+    FIXES = {"fa4-page-table-with-cu-seqlens-k": 1}
     VALID = [_UP + "flash_attn_varlen_func(q, kc, vc, cu_seqlens_q=cq, seqused_k=lens, page_table=pt)"]
     INVALID = [
-        Example(_UP + "flash_attn_varlen_func(q, kc, vc, cu_seqlens_q=cq, cu_seqlens_k=ck, page_table=pt)"),
+        Example(_UP + "flash_attn_varlen_func(q, kc, vc, cu_seqlens_q=cq, cu_seqlens_k=ck, page_table=pt)",
+                fixed=_UP + "flash_attn_varlen_func(q, kc, vc, cu_seqlens_q=cq, seqused_k=(ck[1:] - ck[:-1]).int(), "
+                "page_table=pt)"),
         Example(_SGL + "flash_attn_varlen_func(q, kc, vc, None, cq, ck, page_table=pt)"),
     ]
 
     def check_fa4(self, call, site, ctx):
         pt, ck = call["page_table"], call["cu_seqlens_k"]
         if pt.state == PRESENT and ck.state == PRESENT:
-            yield self.report(ck.node)
+            yield self.report(ck.node, fix=self._lengths(call))
+
+    @staticmethod
+    def _lengths(call) -> RuleFix | None:
+        """seqused_k = the differences of cu_seqlens_k, as int32 (the record's fix, inline)."""
+        arg = passed_here(call.args, "cu_seqlens_k")
+        if arg is None or arg.keyword is None or not simple(arg.value) or call["seqused_k"].state != ABSENT:
+            return None
+        ck = code(arg.value)
+        return RuleFix("Pass seqused_k (lengths from cu_seqlens_k) instead", True,
+                       (replace(arg, f"seqused_k=({ck}[1:] - {ck}[:-1]).int()"),))
 
 
 @register

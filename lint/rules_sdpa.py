@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from errkb.lint.analysis import PRESENT, QualName
+from errkb.lint.edits import RuleFix, code, insert_after, replace
 from errkb.lint.rule import Example, Rule, register
 from errkb.lint.targets import SDP_BACKEND, SDP_KERNEL_LEGACY, SDPA, SDPA_KERNEL, last_names
 
@@ -12,11 +13,20 @@ _F = "import torch.nn.functional as F\n"
 _CTX = "from torch.nn.attention import sdpa_kernel, SDPBackend\n"
 
 
-def sdpa_backends(index, site) -> set[str] | None:
-    """Backends the innermost visible sdpa_kernel / sdp_kernel context allows (None: no context)."""
+def _innermost(index, site):
+    """(the innermost sdpa_kernel / sdp_kernel context, its targets), or (None, None)."""
     for ctx in reversed(site.withs):
         targets = index.resolve(ctx.call.func, ctx.scope)
-        if targets and targets <= SDPA_KERNEL:
+        if targets and targets <= SDPA_KERNEL | SDP_KERNEL_LEGACY:
+            return ctx, targets
+    return None, None
+
+
+def sdpa_backends(index, site) -> set[str] | None:
+    """Backends the innermost visible sdpa_kernel / sdp_kernel context allows (None: no context)."""
+    ctx, targets = _innermost(index, site)
+    if ctx is not None:
+        if targets <= SDPA_KERNEL:
             if not ctx.call.args:
                 return None
             arg = ctx.call.args[0].value
@@ -58,6 +68,7 @@ class SdpaFlashOnlyWithMask(Rule):
     PREFILTER = last_names(SDPA)
     HINT = ("with flash as the only backend the call then fails with RuntimeError 'No available kernel. "
             "Aborting execution.'; allow EFFICIENT_ATTENTION in the context, or use is_causal=True")
+    FIXES = {"sdpa-flash-attn-mask-unsupported": 2}
     VALID = [
         _F + _CTX + "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    F.scaled_dot_product_attention(q, k, v, is_causal=True)",
         _F + _CTX + "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):\n"
@@ -66,18 +77,48 @@ class SdpaFlashOnlyWithMask(Rule):
     ]
     INVALID = [
         Example(_F + _CTX + "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n"
+                "    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)",
+                fixed=_F + _CTX + "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):\n"
                 "    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)"),
         Example("import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n"
                 "def f(q, k, v, m):\n    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):\n"
-                "        return torch.nn.functional.scaled_dot_product_attention(q, k, v, m)"),
+                "        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, m)\n"
+                "        return torch.nn.functional.scaled_dot_product_attention(a, k, v, m)", findings=2,
+                fixed="import torch\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n"
+                "def f(q, k, v, m):\n    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):\n"
+                "        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, m)\n"
+                "        return torch.nn.functional.scaled_dot_product_attention(a, k, v, m)"),
         Example(_F + "import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, "
-                "enable_mem_efficient=False, enable_cudnn=False):\n    F.scaled_dot_product_attention(q, k, v, attn_mask=m)"),
+                "enable_mem_efficient=False, enable_cudnn=False):\n    F.scaled_dot_product_attention(q, k, v, attn_mask=m)",
+                fixed=_F + "import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, "
+                "enable_mem_efficient=True, enable_cudnn=False):\n    F.scaled_dot_product_attention(q, k, v, attn_mask=m)"),
     ]
 
     def check(self, site, targets, args, ctx):
         mask = args["attn_mask"]
         if mask.state == PRESENT and sdpa_backends(ctx.index, site) == {"FLASH_ATTENTION"}:
-            yield self.report(mask.node)
+            yield self.report(mask.node, fix=self._allow_efficient(ctx.index, site))
+
+    @staticmethod
+    def _allow_efficient(index, site) -> RuleFix | None:
+        """Allow EFFICIENT_ATTENTION too. Safe: flash keeps its priority, so every call flash
+        could run still runs on flash; only the calls that would fail move to the
+        memory-efficient kernel."""
+        with_ctx, targets = _innermost(index, site)
+        call = with_ctx.call
+        title = "Allow the memory-efficient backend in this context"
+        if targets <= SDP_KERNEL_LEGACY:
+            flag = next(a for a in call.args if a.keyword.value == "enable_mem_efficient")  # False: flash only
+            return RuleFix(title, True, (replace(flag.value, "True"),))
+        arg = call.args[0].value
+        items = list(arg.elements) if isinstance(arg, (cst.List, cst.Tuple)) else None
+        flash = items[-1].value if items else arg
+        if not (isinstance(flash, cst.Attribute) and flash.attr.value == "FLASH_ATTENTION"):
+            return None  # spelt through a variable: no text to copy the enum from
+        efficient = f"{code(flash.value)}.EFFICIENT_ATTENTION"
+        if items is None:
+            return RuleFix(title, True, (replace(arg, f"[{code(arg)}, {efficient}]"),))
+        return RuleFix(title, True, (insert_after(items[-1].value, f", {efficient}"),))
 
 
 @register

@@ -3,7 +3,10 @@ the ver-dispatcher in sglang.kernels.ops.attention.flash_attention."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 from errkb.lint.analysis import ABSENT, PRESENT, UNKNOWN, literal
+from errkb.lint.edits import RuleFix, add_keyword, code, passed_here, replace
 from errkb.lint.rule import Example, Rule, register
 from errkb.lint.targets import (DISPATCH, DISPATCH_KVCACHE, SGL_FA4_KVCACHE, SGL_KERNEL_KVCACHE,
                                 last_names)
@@ -145,22 +148,38 @@ class DispatchMaskModRequiresFa4(Rule):
     TARGETS = DISPATCH
     PREFILTER = last_names(DISPATCH)
     HINT = "pass ver=4 (FA4) with mask_mod, or drop mask_mod on the FA3 path"
+    FIXES = {"sglang-fa-dispatch-mask-mod-requires-fa4": 1}
     VALID = [
         _DISPATCH_IMPORT + "flash_attn_with_kvcache(q, kc, vc, mask_mod=mm, ver=4)",
         _DISPATCH_IMPORT + "def f(v):\n    flash_attn_with_kvcache(q, kc, vc, mask_mod=mm, ver=v)",
         _DISPATCH_IMPORT + "from .cfg import FA_VER\nflash_attn_with_kvcache(q, kc, vc, mask_mod=mm, ver=FA_VER)",
     ]
     INVALID = [
-        Example(_DISPATCH_IMPORT + "flash_attn_with_kvcache(q, kc, vc, mask_mod=mm)"),
+        Example(_DISPATCH_IMPORT + "flash_attn_with_kvcache(q, kc, vc, mask_mod=mm)",
+                fixed=_DISPATCH_IMPORT + "flash_attn_with_kvcache(q, kc, vc, mask_mod=mm, ver=4)"),
         Example("from sglang.kernels.ops.attention.flash_attention import flash_attn_varlen_func as fa\n"
-                "def f(q, k, v, cq, ck):\n    from x import mm\n    return fa(q, k, v, cq, ck, mask_mod=mm, ver=3)"),
+                "def f(q, k, v, cq, ck):\n    from x import mm\n    return fa(q, k, v, cq, ck, mask_mod=mm, ver=3)",
+                fixed="from sglang.kernels.ops.attention.flash_attention import flash_attn_varlen_func as fa\n"
+                "def f(q, k, v, cq, ck):\n    from x import mm\n    return fa(q, k, v, cq, ck, mask_mod=mm, ver=4)"),
     ]
 
     def check(self, site, targets, args, ctx):
         mm, ver = args["mask_mod"], args["ver"]
         ver_value = 3 if ver.state == ABSENT else literal(ver)
         if mm.state == PRESENT and ver_value is not UNKNOWN and ver_value != 4:
-            yield self.report(mm.node)
+            yield self.report(mm.node, fix=self._fa4(site, args))
+
+    @staticmethod
+    def _fa4(site, args) -> RuleFix | None:
+        """ver=4. Unsafe: FA4's kernels (Hopper/Blackwell only) replace FA3's for this call."""
+        given = passed_here(args, "ver")
+        if given is not None:
+            edit = replace(given.value, "4")
+        elif args["ver"].state == ABSENT:
+            edit = add_keyword(site.node, "ver", "4")
+        else:
+            return None
+        return RuleFix("Run this call on FA4 (ver=4)", False, (edit,))
 
 
 @register
@@ -176,6 +195,7 @@ class DispatchUnknownVersion(Rule):
     TARGETS = DISPATCH | _BACKENDS
     PREFILTER = last_names(DISPATCH | _BACKENDS)
     HINT = "use ver=3 (FA3) or ver=4 (FA4); FA2 is not reachable through this dispatcher"
+    FIXES = {"sglang-fa-dispatch-unknown-version": 1}
     VALID = [
         _DISPATCH_IMPORT + "flash_attn_with_kvcache(q, kc, vc, ver=4)",
         _DISPATCH_IMPORT + "flash_attn_with_kvcache(q, kc, vc)",
@@ -184,7 +204,10 @@ class DispatchUnknownVersion(Rule):
     ]
     INVALID = [
         Example(_DISPATCH_IMPORT + "flash_attn_with_kvcache(q, kc, vc, ver=2)"),
-        Example(_DISPATCH_IMPORT + "flash_attn_with_kvcache(q, kc, vc, ver='4')"),
+        Example(_DISPATCH_IMPORT + "flash_attn_with_kvcache(q, kc, vc, ver='4')",
+                fixed=_DISPATCH_IMPORT + "flash_attn_with_kvcache(q, kc, vc, ver=4)"),
+        Example(_DISPATCH_IMPORT + "FA = '3'\nflash_attn_with_kvcache(q, kc, vc, ver=FA)",
+                fixed=_DISPATCH_IMPORT + "FA = '3'\nflash_attn_with_kvcache(q, kc, vc, ver=int(FA))"),
     ]
 
     def check(self, site, targets, args, ctx):
@@ -192,7 +215,18 @@ class DispatchUnknownVersion(Rule):
         ver = args[name]
         value = literal(ver)
         if ver.state == PRESENT and value is not UNKNOWN and (type(value) is not int or value not in (3, 4)):
-            yield self.report(ver.node, ver=repr(value) if isinstance(value, str) else value)
+            yield self.report(ver.node, ver=repr(value) if isinstance(value, str) else value,
+                              fix=self._as_int(args, name, value))
+
+    @staticmethod
+    def _as_int(args, name: str, value) -> RuleFix | None:
+        """'3' / '4' (a string) becomes the int it spells: the same version, as the dispatcher wants it."""
+        arg = passed_here(args, name)
+        if arg is None or value not in ("3", "4"):
+            return None
+        is_literal = isinstance(arg.value, cst.SimpleString)
+        return RuleFix(f"Pass {name} as the int {value}", True,
+                       (replace(arg.value, value if is_literal else f"int({code(arg.value)})"),))
 
 
 @register

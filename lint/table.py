@@ -105,5 +105,6 @@ class RecordTexts:
             self._texts = {}
             for p in self._paths():
                 rec = json.loads(p.read_text())
-                self._texts[rec["id"]] = RecordText(rec["error_class"], rec["message"], rec["template"])
+                confirmed = (rec.get("verification") or {}).get("status") == "confirmed"
+                self._texts[rec["id"]] = RecordText(rec["error_class"], rec["message"], rec["template"], confirmed)
         return self._texts
