@@ -19,11 +19,14 @@ _FP32 = ("float32", "float")
 
 
 def _registers_custom_attention(ctx) -> bool:
-    """A module that imports AttentionInterface may register its own implementation names."""
+    """A module that imports AttentionInterface (at the top or inside a function, as lazy
+    imports do) may register its own implementation names."""
     index = ctx.index
-    return index is not None and any(
-        b.kind == "import" and b.qualname.endswith("AttentionInterface")
-        for bs in index.root.bindings.values() for b in bs)
+    if index is None:
+        return False
+    scopes = [index.root, *(scope for _, scope in index.functions)]
+    return any(b.kind == "import" and (b.qualname or "").endswith("AttentionInterface")
+               for scope in scopes for bs in scope.bindings.values() for b in bs)
 
 
 @register
@@ -45,6 +48,10 @@ class TransformersUnknownAttnImplementation(ConfigRule):
         _PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='kernels-community/flash-attn')",
         "from transformers import AttentionInterface, AutoModel\n"
         "AttentionInterface.register('my_attn', fn)\nAutoModel.from_pretrained('m', attn_implementation='my_attn')",
+        # SkyRL's model wrapper: the import and the registration are inside the method that loads
+        "from transformers import AutoModel\ndef load():\n    from transformers import AttentionInterface\n"
+        "    AttentionInterface.register('custom_flex', fn)\n    m = AutoModel.from_pretrained('m')\n"
+        "    m.set_attn_implementation('custom_flex')",
         Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flex_attention')",
                 versions=(("transformers", "4.48.0"),)),
     ]
