@@ -11,7 +11,8 @@ the commit recorded in the JSON file, from `{root}/{name}` (root: /tmp/errkb-cor
 
 Each project is linted by a whole `errkb lint` process (cold: --no-cache, so the seconds are a
 first run); the file counts (files the linter reads, files past the byte prefilter) are counted
-here with the linter's own discovery and prefilter, outside the timed process.
+here with the linter's own discovery and prefilter, outside the timed process; "skipped" counts
+the files errkb lint reported as not lintable (invalid YAML such as Helm templates, syntax errors).
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ def main() -> int:
                     help="unpack missing projects from bare git dirs MIRROR/<owner>+<name>/repo")
     ap.add_argument("--only", help="comma-separated project names")
     ap.add_argument("--findings", type=Path, help="write every finding (with its project) as JSON here")
+    ap.add_argument("--show-skipped", action="store_true", help="list the files errkb lint skipped")
     ap.add_argument("lint_args", nargs="*", help="passed to errkb lint after --, e.g. -- --gpu-arch sm90")
     args = ap.parse_args()
     if not ERRKB.exists():
@@ -142,7 +144,7 @@ def main() -> int:
     corpus = load_corpus(args.corpus)
     only = set(args.only.split(",")) if args.only else None
     rows, all_findings, missing = [], [], 0
-    print(f"{'project':<26} {'files':>6} {'prefilter':>9} {'findings':>8} {'seconds':>8}")
+    print(f"{'project':<26} {'files':>6} {'prefilter':>9} {'skipped':>7} {'findings':>8} {'seconds':>8}")
     for project in corpus["projects"]:
         if only and project["name"] not in only:
             continue
@@ -158,14 +160,20 @@ def main() -> int:
         if rc == 2:
             print(f"{project['name']:<26} errkb lint failed (exit 2): {stderr.strip()[-300:]}")
             continue
-        rows.append((files, passed, len(findings), seconds))
+        skipped = sum(1 for line in stderr.splitlines() if line.startswith("errkb lint: skipped "))
+        rows.append((files, passed, skipped, len(findings), seconds))
         all_findings += [{"project": project["name"], "commit": project["commit"], **f} for f in findings]
-        print(f"{project['name']:<26} {files:>6} {passed:>9} {len(findings):>8} {seconds:>8.2f}", flush=True)
+        print(f"{project['name']:<26} {files:>6} {passed:>9} {skipped:>7} {len(findings):>8} {seconds:>8.2f}",
+              flush=True)
+        for line in stderr.splitlines() if args.show_skipped else ():
+            if line.startswith("errkb lint: skipped "):
+                print(f"    {line.removeprefix('errkb lint: ')}")
 
     if rows:
         total = [sum(col) for col in zip(*rows)]
-        zero = sum(1 for r in rows if r[2] == 0)
-        print(f"{'total (' + str(len(rows)) + ' projects)':<26} {total[0]:>6} {total[1]:>9} {total[2]:>8} {total[3]:>8.2f}")
+        zero = sum(1 for r in rows if r[3] == 0)
+        print(f"{'total (' + str(len(rows)) + ' projects)':<26} {total[0]:>6} {total[1]:>9} {total[2]:>7} {total[3]:>8}"
+              f" {total[4]:>8.2f}")
         print(f"projects with no finding: {zero} of {len(rows)}; not fetched: {missing}")
     if args.findings:
         args.findings.write_text(json.dumps(all_findings, indent=1) + "\n")
