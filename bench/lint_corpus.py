@@ -44,8 +44,9 @@ def project_dir(corpus: dict, project: dict, root: str | None) -> Path:
 
 
 def how_to_fetch(project: dict, dest: Path) -> str:
-    return (f"not fetched: fetch github:{project['repo']} (or git clone https://github.com/{project['repo']}),"
-            f" then git --git-dir=<that .git> archive {project['commit']} | tar -x -C {dest}")
+    return (f"not fetched: fetch github:{project['repo']} and re-run with --extract <mirror folder>, or"
+            f" git clone https://github.com/{project['repo']} C && mkdir -p {dest}"
+            f" && git -C C archive {project['commit']} | tar -x -C {dest}")
 
 
 def extract(project: dict, dest: Path, mirror: Path) -> bool:
@@ -174,7 +175,8 @@ def main() -> int:
         zero = sum(1 for r in rows if r[3] == 0)
         print(f"{'total (' + str(len(rows)) + ' projects)':<26} {total[0]:>6} {total[1]:>9} {total[2]:>7} {total[3]:>8}"
               f" {total[4]:>8.2f}")
-        print(f"projects with no finding: {zero} of {len(rows)}; not fetched: {missing}")
+        print(f"projects with no finding: {zero} of {len(rows)}")
+    print(f"not fetched: {missing} of {len(corpus['projects']) if not only else len(only)}")
     if args.findings:
         args.findings.write_text(json.dumps(all_findings, indent=1) + "\n")
     return 0
