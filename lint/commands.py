@@ -16,7 +16,8 @@ import re
 import shlex
 
 from errkb.lint.filekinds import file_kind
-from errkb.lint.launch import ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, value_part
+from errkb.lint.launch import (ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, shell_value,
+                               value_part)
 from errkb.lint.rule import LintContext
 
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
@@ -116,7 +117,7 @@ def _command_launches(words: list[tuple[str, Span]]) -> list[Launch]:
     k = 1 if words[0][0] == "export" else 0
     while k < len(words) and _ASSIGN.match(words[k][0]):
         name, value = _ASSIGN.match(words[k][0]).groups()
-        env[name] = Setting(value, value_part(words[k][1], len(name) + 1), name)
+        env[name] = Setting(shell_value(value), value_part(words[k][1], len(name) + 1), name)
         k += 1
     found = launcher([w for w, _ in words[k:]])
     if found:
@@ -249,18 +250,18 @@ def _yaml_env(loc: _Locator, node) -> list[tuple[str, Setting]]:
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode):
-                out.append((k.value, Setting(v.value, _scalar_span(loc, v), k.value)))
+                out.append((k.value, Setting(shell_value(v.value), _scalar_span(loc, v), k.value)))
     elif isinstance(node, yaml.SequenceNode):
         for item in node.value:
             if isinstance(item, yaml.MappingNode):
                 f = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)}
                 name, value = f.get("name"), f.get("value")
                 if isinstance(name, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode):
-                    out.append((name.value, Setting(value.value, _scalar_span(loc, value), name.value)))
+                    out.append((name.value, Setting(shell_value(value.value), _scalar_span(loc, value), name.value)))
             elif isinstance(item, yaml.ScalarNode) and _ASSIGN.match(item.value):
                 name, value = _ASSIGN.match(item.value).groups()
                 span = _scalar_span(loc, item)
-                out.append((name, Setting(value, value_part(span, len(name) + 1), name)))
+                out.append((name, Setting(shell_value(value), value_part(span, len(name) + 1), name)))
     return out
 
 

@@ -95,13 +95,13 @@ def parse_options(tool: str, words: list[tuple[object, object]], start: int, ent
             continue
         if "=" in value:
             name, _, arg = value.partition("=")
-            launch.settings[_canonical(name)] = Setting(arg, value_part(anchor, len(name) + 1), name)
+            launch.settings[_canonical(name)] = Setting(shell_value(arg), value_part(anchor, len(name) + 1), name)
             continue
         nxt = words[i][0] if i < len(words) else None
         if isinstance(nxt, str) and nxt.startswith("-") and not _is_number(nxt):
             launch.settings[_canonical(value)] = Setting(True, anchor, value)
         elif i < len(words):
-            launch.settings[_canonical(value)] = Setting(nxt, words[i][1], value)
+            launch.settings[_canonical(value)] = Setting(shell_value(nxt), words[i][1], value)
             i += 1
         else:
             launch.settings[_canonical(value)] = Setting(True, anchor, value)
@@ -124,6 +124,14 @@ def value_part(anchor: object, skip: int) -> object:
     return anchor
 
 
+def shell_value(value: object) -> object:
+    """A command-line or environment value as the program will see it: UNKNOWN when it is
+    expanded at run time (`$X`, `${X:-default}`, `$(cmd)`, backquotes, Kubernetes' `$(VAR)`)."""
+    if isinstance(value, str) and ("$" in value or "`" in value):
+        return UNKNOWN
+    return value
+
+
 def _is_number(word: str) -> bool:
     try:
         float(word)
@@ -136,7 +144,7 @@ def env_launch(name: str, value: object, anchor: object) -> Launch | None:
     """A Launch for one environment variable the rules know (VLLM_*), or None."""
     if not name.startswith("VLLM_"):
         return None
-    return Launch("vllm", "env", env={name: Setting(value, anchor, name)})
+    return Launch("vllm", "env", env={name: Setting(shell_value(value), anchor, name)})
 
 
 # ------------------------------------------------------------------ rules

@@ -16,14 +16,29 @@ from errkb.lint.rule import Example, register
 _PY = "from transformers import AutoModelForCausalLM\n"
 _FLASH = ("flash_attention_2", "flash_attention_3", "flash_attention_4")
 _FP32 = ("float32", "float")
+_AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
+                       "torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"})
 
 
 def _registers_custom_attention(ctx) -> bool:
-    """A module that imports AttentionInterface may register its own implementation names."""
+    """A module that imports AttentionInterface (at the top or inside a function, as lazy
+    imports do) may register its own implementation names."""
     index = ctx.index
-    return index is not None and any(
-        b.kind == "import" and b.qualname.endswith("AttentionInterface")
-        for bs in index.root.bindings.values() for b in bs)
+    if index is None:
+        return False
+    scopes = [index.root, *(scope for _, scope in index.functions)]
+    return any(b.kind == "import" and (b.qualname or "").endswith("AttentionInterface")
+               for scope in scopes for bs in scope.bindings.values() for b in bs)
+
+
+def _under_autocast(ctx, arg) -> bool:
+    """Whether the call that holds argument `arg` runs inside `with torch.autocast(...)`: float32
+    weights with the kernels fed half precision by autocast (the record's second fix)."""
+    index = ctx.index
+    for site in index.calls if index is not None else ():
+        if any(a is arg for a in site.node.args):
+            return any((t := index.resolve(w.call.func, w.scope)) and t <= _AUTOCAST for w in site.withs)
+    return False
 
 
 @register
@@ -45,6 +60,10 @@ class TransformersUnknownAttnImplementation(ConfigRule):
         _PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='kernels-community/flash-attn')",
         "from transformers import AttentionInterface, AutoModel\n"
         "AttentionInterface.register('my_attn', fn)\nAutoModel.from_pretrained('m', attn_implementation='my_attn')",
+        # SkyRL's model wrapper: the import and the registration are inside the method that loads
+        "from transformers import AutoModel\ndef load():\n    from transformers import AttentionInterface\n"
+        "    AttentionInterface.register('custom_flex', fn)\n    m = AutoModel.from_pretrained('m')\n"
+        "    m.set_attn_implementation('custom_flex')",
         Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flex_attention')",
                 versions=(("transformers", "4.48.0"),)),
     ]
@@ -87,7 +106,8 @@ class TransformersFlashAttnFloat32(ConfigRule):
     """FlashAttention (`attn_implementation='flash_attention_2'`/3/4) with an explicit float32
     dtype (`torch_dtype=`/`dtype=` torch.float32, 'float32'): FlashAttention computes only in
     float16/bfloat16. transformers 4.36 refuses to load; later releases warn and the first forward
-    pass fails inside flash-attn unless autocast is on."""
+    pass fails inside flash-attn unless autocast is on. A load inside `with torch.autocast(...)`
+    is left alone."""
 
     CODE = "EKB802"
     NAME = "transformers-flash-attn-float32"
@@ -99,6 +119,10 @@ class TransformersFlashAttnFloat32(ConfigRule):
         "import torch\n" + _PY + "AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', "
         "torch_dtype=torch.bfloat16)",
         "import torch\n" + _PY + "AutoModelForCausalLM.from_pretrained('m', attn_implementation='sdpa', dtype=torch.float32)",
+        # corpus triage (verl's tests/models/test_engine.py): float32 weights loaded and run under autocast
+        "import torch\n" + _PY + "with torch.device('cuda'), torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n"
+        "    m = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.float32, "
+        "attn_implementation='flash_attention_2')",
     ]
     INVALID = [
         Example("import torch\n" + _PY + "AutoModelForCausalLM.from_pretrained('m', "
@@ -115,7 +139,7 @@ class TransformersFlashAttnFloat32(ConfigRule):
             if dtype is None:
                 continue
             value = dtype.value.name.removeprefix("torch.") if isinstance(dtype.value, QualName) else dtype.value
-            if value in _FP32:
+            if value in _FP32 and not _under_autocast(ctx, dtype.anchor):
                 template = site_template("transformers", f"Flash Attention {impl.text[-1]} only supports")
                 text = template.format(class_name="the model", dtype="torch.float32") if template else None
                 yield self.at(dtype, fa_version=impl.text[-1], details="", text=text)

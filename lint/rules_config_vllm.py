@@ -76,6 +76,12 @@ class VllmUnknownAttentionBackend(ConfigRule):
         Example("vllm serve Qwen/Qwen2.5-7B --attention-backend TRITON_ATTN\n", path="serve.sh"),
         Example("export VLLM_ATTENTION_BACKEND=FLASH_ATTN_VLLM_V1\nvllm serve m\n", path="serve.sh",
                 versions=(("vllm", "0.9.2"),)),
+        # corpus triage (SkyRL's arctic_rl scripts): a shell expansion is known only at run time
+        Example('export VLLM_ATTENTION_BACKEND="${VLLM_ATTENTION_BACKEND:-FLASH_ATTN}"\nvllm serve m\n',
+                path="serve.sh"),
+        Example("vllm serve m --attention-backend $BACKEND\n", path="serve.sh"),
+        Example("containers:\n- args: [serve, m]\n  env:\n  - name: VLLM_ATTENTION_BACKEND\n"
+                "    value: $(BACKEND)\n", path="deploy.yaml"),
     ]
     INVALID = [
         Example(_PY + "llm = LLM(model='m', attention_backend='flash_attention_2')"),
