@@ -14,6 +14,7 @@ IDS = "ids.txt"
 SCHEMA = "schema"
 PACKAGES = "packages.json"
 RESULTS = Path("verification") / "results.json"
+BOUNDARIES = Path("versions") / "boundaries.json"  # first/last raising release per record, bisected
 
 
 def record_paths(data_dir: Path) -> list[Path]:
@@ -58,3 +59,7 @@ def packages_path(data_dir: Path) -> Path:
 
 def results_path(data_dir: Path) -> Path:
     return Path(data_dir) / RESULTS
+
+
+def boundaries_path(data_dir: Path) -> Path:
+    return Path(data_dir) / BOUNDARIES

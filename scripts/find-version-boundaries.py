@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""Find, for every record with sites, the first and last release of each package that raises
+its message, by bisecting over all of the registry's releases (errkb.boundary_search), and
+write data/versions/boundaries.json (errkb.boundaries reads it).
+
+Needs the network (PyPI) and, for flash-attn, a clone of Dao-AILab/flash-attention ($FA_REPO),
+whose tags are read because its sdists lack hopper/. A release is read as the harvest reads it:
+a wheel's in-scope files are fetched with HTTP range requests (a 1 GB torch wheel costs its
+zip directory and a few files), an sdist is downloaded whole; everything is cached under
+--cache, never committed. Each release is harvested once and every record is tested against it.
+
+  .venv/bin/python scripts/find-version-boundaries.py                  # every package
+  .venv/bin/python scripts/find-version-boundaries.py --packages vllm  # merge one package in
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import io
+import json
+import os
+import sys
+import tarfile
+import urllib.parse
+import urllib.request
+import zipfile
+from collections import defaultdict
+from pathlib import Path
+
+from errkb import boundaries
+from errkb.boundary_search import Check, search
+from errkb.dataset import Dataset
+from errkb.harvest import extract_sites
+from errkb.harvest.sources import SOURCE_SUFFIXES, MAX_FILE_BYTES
+from errkb.packages import PackageConfig
+from errkb.versions import version_key
+
+PYPI_PROJECT = {"pytorch-headers": "torch"}  # errkb package -> PyPI project, where they differ
+PREFER_SDIST = {"vllm"}  # harvested from sdists: they carry csrc/, and the wheels add a vendored FA the sdists lack
+GIT_TAGS = {"flash-attn": "FA_REPO"}  # read from the tags of a clone named by this variable
+DEFAULT_REPOS = {"FA_REPO": "../.mirror/Dao-AILab+flash-attention/repo"}
+NOT_RELEASES = {"pytorch-aten": "its sites come from several PyTorch commits read through a search index, "
+                                "grouped under one label, not from releases"}
+
+
+def _get(url: str, headers: dict | None = None) -> bytes:
+    request = urllib.request.Request(url, headers={"User-Agent": "errkb-version-boundaries", **(headers or {})})
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return response.read()
+
+
+class RemoteFile(io.RawIOBase):
+    """A file on an HTTP server read by range requests, in 256 KiB blocks, for zipfile."""
+
+    BLOCK = 256 * 1024
+
+    def __init__(self, url: str, size: int):
+        self.url, self.size, self.pos, self.blocks, self.fetched = url, size, 0, {}, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = {0: offset, 1: self.pos + offset, 2: self.size + offset}[whence]
+        return self.pos
+
+    def readinto(self, buffer) -> int:
+        n = max(0, min(len(buffer), self.size - self.pos))
+        if n == 0:
+            return 0
+        first, last = self.pos // self.BLOCK, (self.pos + n - 1) // self.BLOCK
+        missing = [b for b in range(first, last + 1) if b not in self.blocks]
+        if missing:
+            start, end = missing[0] * self.BLOCK, min(self.size, (missing[-1] + 1) * self.BLOCK) - 1
+            data = _get(self.url, {"Range": f"bytes={start}-{end}"})
+            self.fetched += len(data)
+            for b in range(missing[0], missing[-1] + 1):
+                self.blocks[b] = data[(b - missing[0]) * self.BLOCK:(b - missing[0] + 1) * self.BLOCK]
+        data = b"".join(self.blocks[b] for b in range(first, last + 1))
+        offset = self.pos - first * self.BLOCK
+        buffer[:n] = data[offset:offset + n]
+        self.pos += n
+        return n
+
+
+class Releases:
+    """One package's releases on PyPI (or its git tags) and what each one raises, cached."""
+
+    def __init__(self, cfg: PackageConfig, cache: Path):
+        self.cfg, self.cache = cfg, cache
+        self.project = PYPI_PROJECT.get(cfg.name, cfg.name)
+        listing = cache / "pypi" / f"{self.project}.json"
+        if not listing.exists():
+            listing.parent.mkdir(parents=True, exist_ok=True)
+            listing.write_bytes(_get(f"https://pypi.org/pypi/{self.project}/json"))
+        self.files = {v: f for v, f in json.loads(listing.read_text())["releases"].items() if f}
+        self.versions = sorted(self.files, key=version_key)
+        self.read = 0  # releases read from the network (or the clone) in this run
+        self.fetched_bytes = 0
+
+    def source(self) -> str:
+        if self.cfg.name in GIT_TAGS:
+            return "git tags of the " + self.cfg.repo + " repository, one per PyPI release"
+        if self.cfg.name in PREFER_SDIST:
+            return "PyPI: the sdist, as the harvest reads it, or a wheel's in-scope files when a release has no sdist"
+        return "PyPI: in-scope files of a wheel (HTTP range requests), or the sdist when a release has no wheel"
+
+    def sites(self, version: str) -> set[tuple[str, str]] | None:
+        """(path, template) of every site the release's in-scope files hold; None if unreadable."""
+        cached = self.cache / "probe" / self.cfg.name / f"{version}.json"
+        if cached.exists():
+            found = json.loads(cached.read_text())
+            return None if found is None else {tuple(s) for s in found}
+        self.read += 1
+        try:
+            found = sorted({(r.path, r.template) for r in extract_sites(self.cfg, self._fetch(version))[0]})
+        except Exception as exc:  # a missing tag, a broken archive, a network error: the release stays unread
+            print(f"  {self.cfg.name} {version}: not read ({type(exc).__name__}: {exc})", file=sys.stderr)
+            return None  # not cached: a later run tries again
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(found))
+        return set(map(tuple, found))
+
+    def _fetch(self, version: str) -> str:
+        if self.cfg.name in GIT_TAGS:
+            repo = os.environ.get(GIT_TAGS[self.cfg.name], DEFAULT_REPOS[GIT_TAGS[self.cfg.name]])
+            return f"git:{repo}@{self.cfg.ref_for(version)}"
+        folder = self.cache / "src" / self.cfg.name / version
+        if folder.exists():
+            return str(folder)
+        files = self.files.get(version)
+        if not files:
+            raise LookupError("not on PyPI")
+        wheels = [f for f in files if f["packagetype"] == "bdist_wheel"]
+        pure = [f for f in wheels if f["filename"].endswith("-none-any.whl")]
+        linux = [f for f in wheels if "manylinux" in f["filename"] and "x86_64" in f["filename"]]
+        sdists = [f for f in files if f["packagetype"] == "sdist"]
+        chosen = ((sdists if self.cfg.name in PREFER_SDIST else []) + pure + linux + wheels + sdists)[0]
+        members = self._members(chosen)
+        tmp = folder.with_name(version + ".part")
+        for path, data in members:
+            target = tmp / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        tmp.mkdir(parents=True, exist_ok=True)
+        tmp.rename(folder)
+        return str(folder)
+
+    def _members(self, file: dict) -> list[tuple[str, bytes]]:
+        """The release's source files, named as its wheel names them (sdists are repo-shaped)."""
+        name, is_wheel = file["filename"], file["packagetype"] == "bdist_wheel"
+        if name.endswith((".whl", ".zip")):
+            remote = RemoteFile(self._url(file), file["size"])
+            with zipfile.ZipFile(remote) as zf:
+                infos = [i for i in zf.infolist() if i.filename.endswith(SOURCE_SUFFIXES) and i.file_size <= MAX_FILE_BYTES]
+                root = "" if is_wheel else _common_root([i.filename for i in infos])
+                named = [(self._dist(i.filename[len(root):], is_wheel), i) for i in infos]
+                out = [(path, zf.read(i)) for path, i in named if self.cfg.in_scope(path)]
+            self.fetched_bytes += remote.fetched
+            return out
+        data = _get(self._url(file))
+        self.fetched_bytes += len(data)
+        with tarfile.open(fileobj=io.BytesIO(data)) as tf:
+            members = [m for m in tf.getmembers() if m.isfile() and m.name.endswith(SOURCE_SUFFIXES) and m.size <= MAX_FILE_BYTES]
+            root = _common_root([m.name for m in members])
+            out = []
+            for m in members:
+                path = self._dist(m.name[len(root):], False)
+                handle = tf.extractfile(m)
+                data = handle.read() if handle is not None else b""
+                # Out of scope, a C++ file still counts for the raising macros it defines.
+                if self.cfg.in_scope(path) or (not path.endswith(".py") and b"#define" in data):
+                    out.append((path, data))
+            return out
+
+    def _url(self, file: dict) -> str:
+        return urllib.parse.urljoin(f"https://pypi.org/pypi/{self.project}/json", file["url"])  # a mirror may list relative URLs
+
+    def _dist(self, path: str, is_wheel: bool) -> str:
+        return path if is_wheel else self.cfg.dist_path(path)
+
+
+def _common_root(names: list[str]) -> str:
+    tops = {n.split("/", 1)[0] for n in names if "/" in n}
+    return tops.pop() + "/" if len(tops) == 1 else ""
+
+
+def targets(dataset: Dataset, record) -> dict[str, tuple[set[str], set[tuple[str, str]]]]:
+    """Per package: the templates of the record's sites, and the (path, template) pairs that
+    belong to sites it does not link (the same words raised elsewhere for another reason)."""
+    linked = [dataset.sites[s] for s in record.sites if s in dataset.sites]
+    out: dict[str, tuple[set[str], set[tuple[str, str]]]] = {}
+    for site in linked:
+        out.setdefault(site.package, (set(), set()))[0].add(site.template)
+    linked_ids = {s.id for s in linked}
+    for site in dataset.sites.values():
+        if site.package in out and site.template in out[site.package][0] and site.id not in linked_ids:
+            out[site.package][1].add((site.path, site.template))
+    return out
+
+
+def raises(found: set[tuple[str, str]] | None, templates: set[str], elsewhere: set[tuple[str, str]]) -> Check:
+    if found is None:
+        return None
+    return any(t in templates and (p, t) not in elsewhere for p, t in found)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--packages", nargs="*", help="only these packages (default: all with records)")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/vb-dl"))
+    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--date", default=dt.date.today().isoformat())
+    args = parser.parse_args()
+    dataset = Dataset.load(args.data)
+    data_dir = dataset.data_dir
+    table = boundaries.read(data_dir)
+    per_package: dict[str, list] = defaultdict(list)
+    for record in dataset.records:
+        for package, target in targets(dataset, record).items():
+            per_package[package].append((record.id, target))
+    order = sorted(per_package, key=lambda p: -len(per_package[p]))
+    for package in args.packages or order:
+        if package in NOT_RELEASES:
+            table["not_checked"][package] = NOT_RELEASES[package]
+            continue
+        releases = Releases(dataset.packages[package], args.cache)
+        harvested = dataset.harvested_versions(package)
+        every = sorted(set(releases.versions) | set(harvested), key=version_key)
+        counts = defaultdict(int)
+        for record_id, (templates, elsewhere) in per_package[package]:
+            site_versions = {o.version for s in dataset.sites.values() if s.package == package
+                             and s.template in templates and (s.path, s.template) not in elsewhere for o in s.occurrences}
+            known = {v: v in site_versions for v in harvested}
+            if not any(known.values()):
+                continue
+            result = search(every, known, lambda v: raises(releases.sites(v), templates, elsewhere))
+            table["records"].setdefault(record_id, {})[package] = {
+                "first": result.first, "first_status": result.first_status, "before_first": result.before_first,
+                "last": result.last, "last_status": result.last_status, "after_last": result.after_last,
+                "gaps": result.gaps, "checked": result.checked}
+            counts[result.first_status] += 1
+            print(f"{package:18} {record_id:55} {result.first:>12} ({result.first_status}) .. "
+                  f"{result.last} ({result.last_status}){'  gaps ' + ','.join(result.gaps) if result.gaps else ''}")
+        table["packages"][package] = {
+            "registry": f"https://pypi.org/project/{releases.project}/", "source": releases.source(),
+            "releases": len(releases.versions), "oldest": releases.versions[0], "newest": releases.versions[-1],
+            "checked_on": args.date}
+        print(f"== {package}: {dict(counts)}; {releases.read} releases read, "
+              f"{releases.fetched_bytes / 1e6:.1f} MB fetched", file=sys.stderr)
+        boundaries.write(data_dir, table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
