@@ -7,7 +7,8 @@ range says so instead of claiming more.
 
 Shape: {"packages": {package: {registry, source, releases, oldest, newest, checked_on}},
         "records": {record_id: {package: {first, first_status, before_first, last, last_status,
-                                          after_last, gaps, checked: {release: true|false|null}}}},
+                                          after_last, gaps, checked: {release: true|false|null},
+                                          outside_scope: {neighbour: [paths] | null}}}},
         "not_checked": {package: reason}}
 """
 
@@ -66,8 +67,13 @@ def _basis(entry: dict, info: dict, package: str, found: bool) -> str:
     if found:
         return f"bisected over the {registry}"
     before = entry["before_first"]
+    if before in entry.get("outside_scope", {}):
+        paths = entry["outside_scope"][before]
+        if paths is None:
+            return f"release {before} lacks it in errkb's scope, but its other files could not be read"
+        return f"release {before} raises it too, from {', '.join(paths)}, outside errkb's scope"
     if before is not None:
-        return f"release {before} could not be read"
+        return f"release {before} could not be read or holds no in-scope file in the message's language"
     if entry["first"] == info.get("oldest"):
         return f"it is the oldest of the {registry}"
     return f"it is the oldest release checked; older ones are not on PyPI (checked the {registry})"

@@ -16,10 +16,12 @@ zip directory and a few files), an sdist is downloaded whole; everything is cach
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import io
 import json
 import os
+import re
 import sys
 import tarfile
 import urllib.parse
@@ -102,6 +104,7 @@ class Releases:
             listing.write_bytes(_get(f"https://pypi.org/pypi/{self.project}/json"))
         self.files = {v: f for v, f in json.loads(listing.read_text())["releases"].items() if f}
         self.versions = sorted(self.files, key=version_key)
+        self.wide_cfg = dataclasses.replace(cfg, include=(*cfg.include, "**/*.py"), exclude=("**/tests/*", "**/test_*"))
         self.read = 0  # releases read from the network (or the clone) in this run
         self.fetched_bytes = 0
 
@@ -112,27 +115,30 @@ class Releases:
             return "PyPI: the sdist, as the harvest reads it, or a wheel's in-scope files when a release has no sdist"
         return "PyPI: in-scope files of a wheel (HTTP range requests), or the sdist when a release has no wheel"
 
-    def sites(self, version: str) -> set[tuple[str, str]] | None:
-        """(path, template) of every site the release's in-scope files hold; None if unreadable."""
-        cached = self.cache / "probe" / self.cfg.name / f"{version}.json"
-        if cached.exists():
-            found = json.loads(cached.read_text())
-            return None if found is None else {tuple(s) for s in found}
+    def sites(self, version: str, wide: bool = False) -> Probe | None:
+        """The in-scope files of a release and the (path, template) of every site they hold
+        (`wide`: and every Python file of the package, to see a message that moved out of
+        scope); None if unreadable."""
+        cached = self.cache / ("probe-wide" if wide else "probe") / self.cfg.name / f"{version}.json"
+        if cached.exists() and isinstance(found := json.loads(cached.read_text()), dict):
+            return Probe(set(found["files"]), {tuple(s) for s in found["sites"]})
         self.read += 1
+        cfg = self.wide_cfg if wide else self.cfg
         try:
-            found = sorted({(r.path, r.template) for r in extract_sites(self.cfg, self._fetch(version))[0]})
+            raw, scoped, _ = extract_sites(cfg, self._fetch(version, cfg, wide))
+            found = {"files": sorted(scoped), "sites": sorted({(r.path, r.template) for r in raw})}
         except Exception as exc:  # a missing tag, a broken archive, a network error: the release stays unread
             print(f"  {self.cfg.name} {version}: not read ({type(exc).__name__}: {exc})", file=sys.stderr)
             return None  # not cached: a later run tries again
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_text(json.dumps(found))
-        return set(map(tuple, found))
+        return Probe(set(found["files"]), {tuple(s) for s in found["sites"]})
 
-    def _fetch(self, version: str) -> str:
+    def _fetch(self, version: str, cfg: PackageConfig, wide: bool) -> str:
         if self.cfg.name in GIT_TAGS:
             repo = os.environ.get(GIT_TAGS[self.cfg.name], DEFAULT_REPOS[GIT_TAGS[self.cfg.name]])
             return f"git:{repo}@{self.cfg.ref_for(version)}"
-        folder = self.cache / "src" / self.cfg.name / version
+        folder = self.cache / ("src-wide" if wide else "src") / self.cfg.name / version
         if folder.exists():
             return str(folder)
         files = self.files.get(version)
@@ -143,7 +149,7 @@ class Releases:
         linux = [f for f in wheels if "manylinux" in f["filename"] and "x86_64" in f["filename"]]
         sdists = [f for f in files if f["packagetype"] == "sdist"]
         chosen = ((sdists if self.cfg.name in PREFER_SDIST else []) + pure + linux + wheels + sdists)[0]
-        members = self._members(chosen)
+        members = self._members(chosen, cfg)
         tmp = folder.with_name(version + ".part")
         for path, data in members:
             target = tmp / path
@@ -153,7 +159,7 @@ class Releases:
         tmp.rename(folder)
         return str(folder)
 
-    def _members(self, file: dict) -> list[tuple[str, bytes]]:
+    def _members(self, file: dict, cfg: PackageConfig) -> list[tuple[str, bytes]]:
         """The release's source files, named as its wheel names them (sdists are repo-shaped)."""
         name, is_wheel = file["filename"], file["packagetype"] == "bdist_wheel"
         if name.endswith((".whl", ".zip")):
@@ -162,11 +168,15 @@ class Releases:
                 infos = [i for i in zf.infolist() if i.filename.endswith(SOURCE_SUFFIXES) and i.file_size <= MAX_FILE_BYTES]
                 root = "" if is_wheel else _common_root([i.filename for i in infos])
                 named = [(self._dist(i.filename[len(root):], is_wheel), i) for i in infos]
-                out = [(path, zf.read(i)) for path, i in named if self.cfg.in_scope(path)]
+                out = [(path, zf.read(i)) for path, i in named if cfg.in_scope(path)]
             self.fetched_bytes += remote.fetched
             return out
-        data = _get(self._url(file))
-        self.fetched_bytes += len(data)
+        kept = self.cache / "dl" / name  # an sdist is read whole: keep it for a wide read
+        if not kept.exists():
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_bytes(_get(self._url(file)))
+            self.fetched_bytes += kept.stat().st_size
+        data = kept.read_bytes()
         with tarfile.open(fileobj=io.BytesIO(data)) as tf:
             members = [m for m in tf.getmembers() if m.isfile() and m.name.endswith(SOURCE_SUFFIXES) and m.size <= MAX_FILE_BYTES]
             root = _common_root([m.name for m in members])
@@ -176,7 +186,7 @@ class Releases:
                 handle = tf.extractfile(m)
                 data = handle.read() if handle is not None else b""
                 # Out of scope, a C++ file still counts for the raising macros it defines.
-                if self.cfg.in_scope(path) or (not path.endswith(".py") and b"#define" in data):
+                if cfg.in_scope(path) or (not path.endswith(".py") and b"#define" in data):
                     out.append((path, data))
             return out
 
@@ -192,24 +202,56 @@ def _common_root(names: list[str]) -> str:
     return tops.pop() + "/" if len(tops) == 1 else ""
 
 
-def targets(dataset: Dataset, record) -> dict[str, tuple[set[str], set[tuple[str, str]]]]:
-    """Per package: the templates of the record's sites, and the (path, template) pairs that
-    belong to sites it does not link (the same words raised elsewhere for another reason)."""
+def shape(template: str) -> str:
+    """A template with its placeholders unnamed: renaming a variable does not change the message."""
+    return PLACEHOLDER.sub(lambda m: m.group(0) if m.group(0) in ("{{", "}}") else "{}", template)
+
+
+PLACEHOLDER = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+
+
+@dataclasses.dataclass
+class Probe:
+    files: set[str]  # in-scope files, repository paths
+    sites: set[tuple[str, str]]  # (path, template)
+
+
+@dataclasses.dataclass
+class Target:
+    """What one record's message looks like in one package."""
+
+    shapes: set[str] = dataclasses.field(default_factory=set)  # its templates, placeholders unnamed
+    elsewhere: set[tuple[str, str]] = dataclasses.field(default_factory=set)  # (path, shape) of sites it does not link
+    python: bool = False  # whether a linked site is Python (else C++ only)
+
+    def raising_paths(self, probe: Probe | None) -> list[str] | None:
+        """Files of the release that raise it; None when the release cannot tell: unreadable, or
+        holding no in-scope file of the message's language (its code lived elsewhere, or a
+        wheel did not ship those sources)."""
+        if probe is None or not any(f.endswith(".py") == self.python for f in probe.files):
+            return None
+        return sorted({p for p, t in probe.sites if shape(t) in self.shapes and (p, shape(t)) not in self.elsewhere})
+
+    def raises(self, probe: Probe | None) -> Check:
+        paths = self.raising_paths(probe)
+        return None if paths is None else bool(paths)
+
+
+def targets(dataset: Dataset, record) -> dict[str, Target]:
+    """Per package: the record's message there (sites with the same words that the record does
+    not link, in files it does not link, are another reason's and are left out)."""
     linked = [dataset.sites[s] for s in record.sites if s in dataset.sites]
-    out: dict[str, tuple[set[str], set[tuple[str, str]]]] = {}
+    out: dict[str, Target] = {}
     for site in linked:
-        out.setdefault(site.package, (set(), set()))[0].add(site.template)
-    linked_ids = {s.id for s in linked}
+        target = out.setdefault(site.package, Target())
+        target.shapes.add(shape(site.template))
+        target.python |= site.language == "python"
+    linked_paths = {(s.path, shape(s.template)) for s in linked}
     for site in dataset.sites.values():
-        if site.package in out and site.template in out[site.package][0] and site.id not in linked_ids:
-            out[site.package][1].add((site.path, site.template))
+        key = (site.path, shape(site.template))
+        if site.package in out and key[1] in out[site.package].shapes and key not in linked_paths:
+            out[site.package].elsewhere.add(key)
     return out
-
-
-def raises(found: set[tuple[str, str]] | None, templates: set[str], elsewhere: set[tuple[str, str]]) -> Check:
-    if found is None:
-        return None
-    return any(t in templates and (p, t) not in elsewhere for p, t in found)
 
 
 def main() -> int:
@@ -235,17 +277,27 @@ def main() -> int:
         harvested = dataset.harvested_versions(package)
         every = sorted(set(releases.versions) | set(harvested), key=version_key)
         counts = defaultdict(int)
-        for record_id, (templates, elsewhere) in per_package[package]:
+        for record_id, target in per_package[package]:
             site_versions = {o.version for s in dataset.sites.values() if s.package == package
-                             and s.template in templates and (s.path, s.template) not in elsewhere for o in s.occurrences}
+                             and (s.path, shape(s.template)) not in target.elsewhere
+                             and shape(s.template) in target.shapes for o in s.occurrences}
             known = {v: v in site_versions for v in harvested}
             if not any(known.values()):
                 continue
-            result = search(every, known, lambda v: raises(releases.sites(v), templates, elsewhere))
+            result = search(every, known, lambda v: target.raises(releases.sites(v)))
+            # A neighbour that lacks the message in scope may still raise it from a file that moved
+            # out of scope: then that end is only bounded, and the file is named.
+            outside = {}
+            for end, neighbour in (("first", result.before_first), ("last", result.after_last)):
+                if getattr(result, end + "_status") == "found":
+                    paths = target.raising_paths(releases.sites(neighbour, wide=True))
+                    if paths is None or paths:
+                        outside[neighbour] = paths
+                        setattr(result, end + "_status", "bounded")
             table["records"].setdefault(record_id, {})[package] = {
                 "first": result.first, "first_status": result.first_status, "before_first": result.before_first,
                 "last": result.last, "last_status": result.last_status, "after_last": result.after_last,
-                "gaps": result.gaps, "checked": result.checked}
+                "gaps": result.gaps, "checked": result.checked, "outside_scope": outside}
             counts[result.first_status] += 1
             print(f"{package:18} {record_id:55} {result.first:>12} ({result.first_status}) .. "
                   f"{result.last} ({result.last_status}){'  gaps ' + ','.join(result.gaps) if result.gaps else ''}")

@@ -75,13 +75,20 @@ def test_summary_says_whether_the_first_release_was_found():
                                        "checked": {"1.4": False, "1.5": True, "1.19": True}}},
                          "s": {"pkg": {"first": "1.0", "first_status": "bounded", "before_first": None,
                                        "last": "1.9", "last_status": "found", "after_last": "1.10", "gaps": [],
-                                       "checked": {"1.0": True, "1.9": True, "1.10": False}}}}}
+                                       "checked": {"1.0": True, "1.9": True, "1.10": False}}},
+                         "t": {"pkg": {"first": "1.5", "first_status": "bounded", "before_first": "1.4",
+                                       "last": "1.9", "last_status": "bounded", "after_last": "1.10", "gaps": [],
+                                       "checked": {"1.4": False, "1.5": True, "1.9": True, "1.10": False},
+                                       "outside_scope": {"1.4": ["pkg/old_place.py"], "1.10": None}}}}}
     found = boundaries.release_range(table, "r", "pkg", ["1.8"])
     assert found.first_found and found.releases_checked == 3
     assert found.summary.startswith("raised from 1.5 (first release found; 1.4 does not raise it) to 1.19")
     bounded = boundaries.release_range(table, "s", "pkg", ["1.8"])
     assert not bounded.first_found and "≤ 1.0" in bounded.summary and "oldest" in bounded.summary
     assert "1.10 no longer raises it" in bounded.summary
+    moved = boundaries.release_range(table, "t", "pkg", ["1.8"])
+    assert not moved.first_found and "pkg/old_place.py" in moved.basis and moved.summary.startswith("raised in releases ≤ 1.5")
+    assert "to at least 1.9" in moved.summary
     unchecked = boundaries.release_range(table, "r", "other", ["2.0", "2.1"])
     assert (unchecked.first, unchecked.first_found, unchecked.last_status) == ("2.0", False, "bounded")
     assert unchecked.basis == "not released"
