@@ -140,19 +140,16 @@ class ReleaseRange(_Strict):
     @computed_field  # one wording for the CLI, the web page and the API
     @property
     def summary(self) -> str:
-        if self.first_found:
-            head = f"raised from {self.first} (first release found; {self.before_first} does not raise it)"
-        else:
-            head = f"raised in releases ≤ {self.first}"
         if self.last_status == "found":
-            tail = f"to {self.last} ({self.after_last} no longer raises it)"
+            last = f"{self.last} ({self.after_last} no longer raises it)"
         elif self.last_status == "newest":
-            tail = f"to {self.last} (the newest release{', ' + self.checked_on if self.checked_on else ''})"
+            last = f"{self.last} (the newest release{', ' + self.checked_on if self.checked_on else ''})"
         else:
-            tail = f"to at least {self.last}"
+            last = f"at least {self.last}"
         gaps = f"; not raised by {', '.join(self.not_raised_between)} in between" if self.not_raised_between else ""
-        note = "" if self.first_found else f" (first release not found: {self.basis})"
-        return f"{head} … {tail}{gaps}{note}" if not self.first_found else f"{head} {tail}{gaps}"
+        if self.first_found:
+            return f"raised from {self.first} (first release found; {self.before_first} does not raise it) to {last}{gaps}"
+        return f"raised in releases ≤ {self.first} … {last}{gaps} (first release not found: {self.basis})"
 
 
 class AffectedVersions(_Strict):

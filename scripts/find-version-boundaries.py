@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import datetime as dt
 import io
 import json
@@ -33,8 +34,8 @@ from pathlib import Path
 from errkb import boundaries
 from errkb.boundary_search import Check, search
 from errkb.dataset import Dataset
-from errkb.harvest import extract_sites
-from errkb.harvest.sources import SOURCE_SUFFIXES, MAX_FILE_BYTES
+from errkb.harvest import extract_sites, python_sites
+from errkb.harvest.sources import MAX_FILE_BYTES, SOURCE_SUFFIXES, iter_source
 from errkb.packages import PackageConfig
 from errkb.versions import version_key
 
@@ -115,17 +116,15 @@ class Releases:
             return "PyPI: the sdist, as the harvest reads it, or a wheel's in-scope files when a release has no sdist"
         return "PyPI: in-scope files of a wheel (HTTP range requests), or the sdist when a release has no wheel"
 
-    def sites(self, version: str, wide: bool = False) -> Probe | None:
-        """The in-scope files of a release and the (path, template) of every site they hold
-        (`wide`: and every Python file of the package, to see a message that moved out of
-        scope); None if unreadable."""
-        cached = self.cache / ("probe-wide" if wide else "probe") / self.cfg.name / f"{version}.json"
+    def sites(self, version: str) -> Probe | None:
+        """The in-scope files of a release and the (path, template) of every site they hold;
+        None if unreadable."""
+        cached = self.cache / "probe" / self.cfg.name / f"{version}.json"
         if cached.exists() and isinstance(found := json.loads(cached.read_text()), dict):
             return Probe(set(found["files"]), {tuple(s) for s in found["sites"]})
         self.read += 1
-        cfg = self.wide_cfg if wide else self.cfg
         try:
-            raw, scoped, _ = extract_sites(cfg, self._fetch(version, cfg, wide))
+            raw, scoped, _ = extract_sites(self.cfg, self._fetch(version, self.cfg, False))
             found = {"files": sorted(scoped), "sites": sorted({(r.path, r.template) for r in raw})}
         except Exception as exc:  # a missing tag, a broken archive, a network error: the release stays unread
             print(f"  {self.cfg.name} {version}: not read ({type(exc).__name__}: {exc})", file=sys.stderr)
@@ -133,6 +132,38 @@ class Releases:
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_text(json.dumps(found))
         return Probe(set(found["files"]), {tuple(s) for s in found["sites"]})
+
+    def outside_scope(self, version: str, target: Target) -> list[str] | None:
+        """Python files outside errkb's scope whose sites raise the target's message in this
+        release (a message that moved); None if the release cannot be read. Only files that
+        contain one of the message's longest words are parsed."""
+        try:
+            files = self._outside_files(version)
+            paths = set()
+            for path, text in files:
+                if target.keywords() and not any(word in text for word in target.keywords()):
+                    continue
+                for raw in self._extract(version, path, text):
+                    if shape(raw.template) in target.shapes and (raw.path, shape(raw.template)) not in target.elsewhere:
+                        paths.add(raw.path)
+            return sorted(paths)
+        except Exception as exc:
+            print(f"  {self.cfg.name} {version}: not read widely ({type(exc).__name__}: {exc})", file=sys.stderr)
+            return None
+
+    @functools.lru_cache(maxsize=4)
+    def _outside_files(self, version: str) -> list[tuple[str, str]]:
+        self.read += 1
+        source = self._fetch(version, self.wide_cfg, True)
+        files = iter_source(source)
+        if source.startswith("git:"):
+            files = ((self.cfg.dist_path(path), text) for path, text in files)
+        return [(path, text) for path, text in files
+                if path.endswith(".py") and not self.cfg.in_scope(path) and self.wide_cfg.in_scope(path)]
+
+    @functools.lru_cache(maxsize=4096)
+    def _extract(self, version: str, path: str, text: str) -> list:
+        return python_sites.extract(self.cfg.repo_path(path), text, info_lines=self.cfg.info_lines)
 
     def _fetch(self, version: str, cfg: PackageConfig, wide: bool) -> str:
         if self.cfg.name in GIT_TAGS:
@@ -232,6 +263,11 @@ class Target:
             return None
         return sorted({p for p, t in probe.sites if shape(t) in self.shapes and (p, shape(t)) not in self.elsewhere})
 
+    def keywords(self) -> list[str]:
+        """The two longest words of its templates: a file that raises it contains one of them."""
+        words = {w for s in self.shapes for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", s)}
+        return sorted(words, key=len, reverse=True)[:2]
+
     def raises(self, probe: Probe | None) -> Check:
         paths = self.raising_paths(probe)
         return None if paths is None else bool(paths)
@@ -290,7 +326,7 @@ def main() -> int:
             outside = {}
             for end, neighbour in (("first", result.before_first), ("last", result.after_last)):
                 if getattr(result, end + "_status") == "found":
-                    paths = target.raising_paths(releases.sites(neighbour, wide=True))
+                    paths = releases.outside_scope(neighbour, target)
                     if paths is None or paths:
                         outside[neighbour] = paths
                         setattr(result, end + "_status", "bounded")

@@ -88,7 +88,7 @@ def test_summary_says_whether_the_first_release_was_found():
     assert "1.10 no longer raises it" in bounded.summary
     moved = boundaries.release_range(table, "t", "pkg", ["1.8"])
     assert not moved.first_found and "pkg/old_place.py" in moved.basis and moved.summary.startswith("raised in releases ≤ 1.5")
-    assert "to at least 1.9" in moved.summary
+    assert "… at least 1.9" in moved.summary
     unchecked = boundaries.release_range(table, "r", "other", ["2.0", "2.1"])
     assert (unchecked.first, unchecked.first_found, unchecked.last_status) == ("2.0", False, "bounded")
     assert unchecked.basis == "not released"
