@@ -23,6 +23,7 @@ import io
 import json
 import os
 import re
+import subprocess
 import sys
 import tarfile
 import urllib.parse
@@ -111,7 +112,7 @@ class Releases:
 
     def source(self) -> str:
         if self.cfg.name in GIT_TAGS:
-            return "git tags of the " + self.cfg.repo + " repository, one per PyPI release"
+            return "git tags of the " + self.cfg.repo + " repository, one per PyPI release (the sdist where untagged)"
         if self.cfg.name in PREFER_SDIST:
             return "PyPI: the sdist, as the harvest reads it, or a wheel's in-scope files when a release has no sdist"
         return "PyPI: in-scope files of a wheel (HTTP range requests), or the sdist when a release has no wheel"
@@ -168,7 +169,11 @@ class Releases:
     def _fetch(self, version: str, cfg: PackageConfig, wide: bool) -> str:
         if self.cfg.name in GIT_TAGS:
             repo = os.environ.get(GIT_TAGS[self.cfg.name], DEFAULT_REPOS[GIT_TAGS[self.cfg.name]])
-            return f"git:{repo}@{self.cfg.ref_for(version)}"
+            tag = self.cfg.ref_for(version)
+            if subprocess.run(["git", "-C", repo, "rev-parse", "-q", "--verify", f"refs/tags/{tag}"],
+                              capture_output=True).returncode == 0:
+                return f"git:{repo}@{tag}"
+            # An untagged release (flash-attn 0.2.0, 2.0.0.post1): its sdist, which lacks only hopper/.
         folder = self.cache / ("src-wide" if wide else "src") / self.cfg.name / version
         if folder.exists():
             return str(folder)
