@@ -80,8 +80,7 @@ def render_record(d: RecordDetail) -> str:
     if d.affected:
         parts.append("<h2>Versions</h2><ul>")
         for a in d.affected:
-            removed = f", gone in {a.removed_in}" if a.removed_in else ""
-            parts.append(f"<li>{escape(a.package)}: {escape(a.first_seen)} … {escape(a.last_seen)}{escape(removed)}</li>")
+            parts.append(f"<li>{escape(a.package)}: {escape(a.releases.summary)}</li>")
         parts.append("</ul>")
     if d.related:
         parts.append("<h2>Related</h2><ul>" + "".join(

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from errkb import store
+from errkb import boundaries, store
 from errkb.model import AffectedVersions, Record, RecordDetail, Site, SourceLocation, VerificationRun
 from errkb.packages import PackageConfig, load_packages
 from errkb.verify import results as verification_results
@@ -25,6 +25,7 @@ class Dataset:
     packages: dict[str, PackageConfig]
     manifest: dict = field(default_factory=dict)
     verification: dict = field(default_factory=dict)  # data/verification/results.json
+    boundaries: dict = field(default_factory=boundaries.empty)  # data/versions/boundaries.json
 
     @classmethod
     def load(cls, data_dir: Path | None = None, records: list[Record] | None = None) -> "Dataset":
@@ -37,6 +38,7 @@ class Dataset:
             packages=load_packages(data_dir),
             manifest=store.read_manifest(data_dir),
             verification=verification_results.load(data_dir),
+            boundaries=boundaries.read(data_dir),
         )
 
     @cached_property
@@ -59,7 +61,7 @@ class Dataset:
             package=site.package, version=occ.version, repo=cfg.repo, path=site.path,
             line=occ.lines[0], ref=cfg.ref_for(occ.version))
 
-    def affected(self, sites: list[Site]) -> list[AffectedVersions]:
+    def affected(self, sites: list[Site], record_id: str) -> list[AffectedVersions]:
         per_package: dict[str, set[str]] = {}
         for site in sites:
             per_package.setdefault(site.package, set()).update(site.versions)
@@ -70,7 +72,8 @@ class Dataset:
             later = [v for v in harvested if version_key(v) > version_key(ordered[-1])]
             out.append(AffectedVersions(
                 package=package, first_seen=ordered[0], last_seen=ordered[-1],
-                removed_in=later[0] if later else None, versions=ordered))
+                removed_in=later[0] if later else None, versions=ordered,
+                releases=boundaries.release_range(self.boundaries, record_id, package, ordered)))
         return out
 
     def verification_runs(self, record_id: str) -> list[VerificationRun]:
@@ -95,7 +98,7 @@ class Dataset:
             **record.model_dump(),
             packages=sorted({s.package for s in sites}),
             raised_at=[self.location(s) for s in sites],
-            affected=self.affected(sites),
+            affected=self.affected(sites, record.id),
             sites_missing_in_newest=missing,
             verified_in=self.verification_runs(record.id),
         )

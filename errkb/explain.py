@@ -40,7 +40,8 @@ def format_record(d: dict, fmt: str = "text") -> str:
     if d.get("evidence"):
         lines.append("Answers when the paste names: " + ", ".join(f"{e['contains']} ({e['package']})" for e in d["evidence"]))
     if d["affected"]:
-        lines.append("Versions: " + "; ".join(f"{a['package']} {a['first_seen']}..{a['last_seen']}" for a in d["affected"]))
+        lines.append("Versions:")
+        lines += [wrap(f"{a['package']}: {a['releases']['summary']}", "  ") for a in d["affected"]]
     if d["related"]:
         lines.append("Related: " + ", ".join(d["related"]))
     return "\n".join(lines)

@@ -15,6 +15,7 @@ SCHEMA = "schema"
 PACKAGES = "packages.json"
 RESULTS = Path("verification") / "results.json"
 LINT_CHOICES = Path("lint") / "choices.json"  # backend names per release, for the config lint rules
+BOUNDARIES = Path("versions") / "boundaries.json"  # first/last raising release per record, bisected
 
 
 def default_data_dir() -> Path:
@@ -75,3 +76,7 @@ def all_data_files(data_dir: Path) -> list[Path]:
 
 def lint_choices_path(data_dir: Path) -> Path:
     return Path(data_dir) / LINT_CHOICES
+
+
+def boundaries_path(data_dir: Path) -> Path:
+    return Path(data_dir) / BOUNDARIES

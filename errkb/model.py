@@ -116,14 +116,51 @@ class SourceLocation(_Strict):
         return f"https://github.com/{self.repo}/blob/{self.ref}/{self.path}#L{self.line}"
 
 
+class ReleaseRange(_Strict):
+    """The first and last release that raise the error, and how sure each end is: found by
+    checking every release between and around the harvested ones (data/versions/boundaries.json),
+    or, where no check was made, only bounded by the harvested releases."""
+
+    first: NonEmpty = Field(description="Oldest release known to raise it.")
+    first_found: bool = Field(description=(
+        "True when the release before `first` was read and does not raise it; false when older "
+        "releases may raise it too (not checked, unreadable, or not on the registry)."))
+    before_first: str | None = Field(default=None, description="The release checked just before `first`.")
+    last: NonEmpty = Field(description="Newest release known to raise it.")
+    last_status: Literal["found", "newest", "bounded"] = Field(description=(
+        "found: the release after `last` was read and does not raise it; newest: `last` is the "
+        "newest release on the registry when checked; bounded: newer releases were not checked."))
+    after_last: str | None = Field(default=None, description="The release checked just after `last`.")
+    releases_checked: int = Field(ge=0, description="Releases whose files were read for this message.")
+    not_raised_between: list[str] = Field(default=[], description=(
+        "Checked releases between `first` and `last` that do not raise it (presence is not monotone)."))
+    basis: NonEmpty = Field(description="Which releases were checked, or why the ends are only bounded.")
+    checked_on: str | None = Field(default=None, description="When the releases were checked.")
+
+    @computed_field  # one wording for the CLI, the web page and the API
+    @property
+    def summary(self) -> str:
+        if self.last_status == "found":
+            last = f"{self.last} ({self.after_last} no longer raises it)"
+        elif self.last_status == "newest":
+            last = f"{self.last} (the newest release{', ' + self.checked_on if self.checked_on else ''})"
+        else:
+            last = f"at least {self.last}"
+        gaps = f"; not raised by {', '.join(self.not_raised_between)} in between" if self.not_raised_between else ""
+        if self.first_found:
+            return f"raised from {self.first} (first release found; {self.before_first} does not raise it) to {last}{gaps}"
+        return f"raised in releases ≤ {self.first} … {last}{gaps} (first release not found: {self.basis})"
+
+
 class AffectedVersions(_Strict):
-    """Versions of one package that raise the error, as far as the harvested releases tell."""
+    """Versions of one package that raise the error: the harvested ones, and the release range."""
 
     package: NonEmpty
     first_seen: NonEmpty = Field(description="Oldest harvested version that raises it.")
     last_seen: NonEmpty = Field(description="Newest harvested version that raises it.")
     removed_in: str | None = Field(default=None, description="First harvested version after last_seen.")
     versions: list[str] = Field(description="Every harvested version that raises it.")
+    releases: ReleaseRange = Field(description="First and last release that raise it, checked beyond the harvested ones.")
 
 
 class Triggers(_Strict):

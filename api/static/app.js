@@ -109,7 +109,7 @@ function renderRecord(m, i, matches) {
   if (r.origin) card.append(el("p", { class: "origin" }, "Origin: " + r.origin));
   if (r.evidence.length) card.append(el("p", { class: "evidence" },
     "Answers when the paste names: " + r.evidence.map(e => e.contains + " (" + e.package + ")").join(", ")));
-  const versions = r.affected.map(a => a.package + " " + a.first_seen + "…" + a.last_seen + (a.removed_in ? " (gone in " + a.removed_in + ")" : ""));
+  const versions = r.affected.map(a => a.package + ": " + a.releases.summary);
   if (versions.length) card.append(el("p", { class: "versions" }, "Versions: " + versions.join("; ")));
   return card;
 }
