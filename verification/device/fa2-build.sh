@@ -65,7 +65,7 @@ if [ ! -f "$ROOT/build.rc" ]; then
 fi
 [ "$(cat "$ROOT/build.rc")" = 0 ] || { tail -40 "$ROOT/build.log"; die 1 "setup.py build_ext failed (fa/build.log); to retry from scratch: rm -rf $ROOT"; }
 
-so=$(cd "$SRC" && ls flash_attn_2_cuda*.so)
+so=$(cd "$SRC" && ls flash_attn_2_cuda*.so) || die 1 "the build left no flash_attn_2_cuda*.so in $SRC"
 PYTHONPATH="$SRC" python3 "$HERE/fa2_smoke.py" || die 1 "the built module failed its smoke test (see above)"
 
 XZ_OPT=-T0 tar --exclude=__pycache__ -cJf "$OUT/fa/fa.tar.xz" -C "$SRC" flash_attn "$so"
