@@ -3,9 +3,10 @@
 # flash_attn_interface + flash_attn_3._C) into /root/fasite (FASITE) and sets FA_LIBS. It is not
 # put on PYTHONPATH here: FA2's `flash_attn` package would shadow flash-attn-4's `flash_attn.cute`,
 # so run.sh gives FASITE to the flash-attn runner only.
-# errkb does not build them and payload.lock.json does not pin them: .gpu/fa/fa.tar.xz is whatever
-# build you provide, and .gpu/fa/BUILD (one line: "name=version (what it has),...") is recorded in
-# the flash-attn results' environment, so a reduced build says so next to its verdicts.
+# payload.lock.json does not pin them: .gpu/fa/fa.tar.xz is whatever build you provide (FA2's from
+# fa2-build.sh, run on the GPU; FA3 has no recipe here yet), and .gpu/fa/BUILD (one line:
+# "name=version (what it has),...") is recorded in the flash-attn results' environment, so a
+# reduced build says so next to its verdicts.
 # Without .gpu/fa the flash-attn cases do not run; a .gpu/fa that is there but incomplete stops run.sh.
 FASITE=${FASITE:-/root/fasite}
 if [ -e .gpu/fa ]; then
