@@ -31,7 +31,6 @@ TEMPLATES = {"run_mha_fwd_": ("flash_fwd_", "Flash_fwd_params"),
 FLASH_H = """#pragma once
 #include "namespace_config.h"
 typedef struct CUstream_st *cudaStream_t;
-namespace cutlass { struct half_t {}; struct bfloat16_t {}; }
 namespace FLASH_NAMESPACE {
 struct Flash_fwd_params { int d; };
 struct Flash_bwd_params : public Flash_fwd_params {};
@@ -60,6 +59,11 @@ def tree(tmp_path):
     src = tmp_path / "csrc" / "flash_attn"
     (src / "src").mkdir(parents=True)
     (src / "src" / "flash.h").write_text(FLASH_H)
+    # as upstream: flash.h names cutlass's element types without declaring them (cutlass's own
+    # header does, under csrc/cutlass/include); a stub file must include it itself
+    cutlass = tmp_path / "csrc" / "cutlass" / "include" / "cutlass"
+    cutlass.mkdir(parents=True)
+    (cutlass / "numeric_types.h").write_text("#pragma once\nnamespace cutlass { struct half_t {}; struct bfloat16_t {}; }\n")
     (src / "src" / "namespace_config.h").write_text(NAMESPACE_H)
     (src / "src" / "static_switch.h").write_text(SWITCH_H)
     (src / "flash_api.cpp").write_text(API)
@@ -105,12 +109,13 @@ def test_the_stubs_compile_and_throw_the_message_the_cases_skip_on(tree, tmp_pat
     fa2_reduce.reduce(tree)
     src = tree / "csrc/flash_attn/src"
     (src / "main.cpp").write_text(
-        '#include <cstdio>\n#include <stdexcept>\n#include "flash.h"\nint main() {\n'
+        '#include <cstdio>\n#include <stdexcept>\n#include <cutlass/numeric_types.h>\n#include "flash.h"\nint main() {\n'
         "  flash::Flash_bwd_params p{};\n  try { flash::run_mha_bwd_<cutlass::half_t, 64, true>(p, nullptr); }\n"
         '  catch (const std::runtime_error &e) { std::puts(e.what()); return 0; }\n  return 1;\n}\n')
     exe = tmp_path / "stub_check"
-    subprocess.run(["g++", "-std=c++17", "-x", "c++", str(src / fa2_reduce.STUB), str(src / "main.cpp"),
-                    "-o", str(exe)], check=True, cwd=src, capture_output=True)
+    include = tree / "csrc" / "cutlass" / "include"
+    subprocess.run(["g++", "-std=c++17", "-I", str(include), "-x", "c++", str(src / fa2_reduce.STUB),
+                    str(src / "main.cpp"), "-o", str(exe)], check=True, cwd=src, capture_output=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "errkb reduced FA2 build: no backward kernel for fp16 head dim 64 causal in this build"
 
