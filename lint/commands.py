@@ -280,7 +280,7 @@ def launches_of(text: str, kind: str) -> list[Launch]:
 def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, report_unused=False):
     """Findings for one shell script, Dockerfile or YAML file (never raises on bad input)."""
     from errkb.lint.engine import render, suppressions
-    from errkb.lint.results import UNUSED_SUPPRESSION, FileResult, Finding
+    from errkb.lint.results import FileResult, Finding, unused_suppressions
 
     result = FileResult(path)
     if b"vllm" not in source and b"sglang" not in source and b"VLLM_" not in source:
@@ -316,12 +316,6 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
                 findings.append(Finding(path, span.line, span.col, rule.CODE, rule.NAME, rep.record,
                                         render(rep, texts), span.end_line, span.end_col))
     if report_unused:
-        for line, codes in sup.items():
-            hit = used.get(line, set())
-            unused = ([] if hit else ["*"]) if codes is None else sorted(codes - hit)
-            if unused:
-                what = "errkb: ignore" if codes is None else f"errkb: ignore[{', '.join(unused)}]"
-                findings.append(Finding(path, line, 1, UNUSED_SUPPRESSION, "unused-suppression", "",
-                                        f"unused suppression: `{what}` silences nothing on this line"))
+        findings += unused_suppressions(path, sup, used, "on this line")
     result.findings = sorted(set(findings))
     return result

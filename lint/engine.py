@@ -27,7 +27,7 @@ from errkb.lint.filekinds import is_command_file
 from errkb.lint.edits import resolve
 from errkb.lint.fixes import decode_source, line_starts
 from errkb.lint.prefilter import Tokens, may_match, tokens_of
-from errkb.lint.results import MAX_BYTES, UNUSED_SUPPRESSION, FileResult, Finding, RecordText
+from errkb.lint.results import MAX_BYTES, UNUSED_SUPPRESSION, FileResult, Finding, RecordText, unused_suppressions
 from errkb.lint.rule import DEFAULT_ARCHS, LintContext, Rule, all_rules
 from errkb.lint.table import RecordTexts
 
@@ -207,13 +207,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
                                     render(rep, texts), pos.end.line, pos.end.column + 1,
                                     _fix(rule, rep, texts, positions, starts)))
     if report_unused:
-        for line, codes in sup.items():
-            hit = used.get(line, set())
-            unused = ([] if hit else ["*"]) if codes is None else sorted(codes - hit)
-            if unused:
-                what = "errkb: ignore" if codes is None else f"errkb: ignore[{', '.join(unused)}]"
-                findings.append(Finding(path, line, 1, UNUSED_SUPPRESSION, "unused-suppression", "",
-                                        f"unused suppression: `{what}` silences nothing in this statement"))
+        findings += unused_suppressions(path, sup, used, "in this statement")
     result.findings = sorted(set(findings))
     return result
 

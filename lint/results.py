@@ -63,3 +63,17 @@ class RecordText:
     message: str
     template: str
     confirmed: bool = False  # its verification status is `confirmed`: only then is its fix offered
+
+
+def unused_suppressions(path: str, sup: dict, used: dict[int, set[str]], scope: str) -> list[Finding]:
+    """EKB000 findings for the suppression comments (line -> codes, None: all) that silenced no
+    finding; `scope` says what a comment covers ("in this statement", "on this line")."""
+    out = []
+    for line, codes in sup.items():
+        hit = used.get(line, set())
+        unused = ([] if hit else ["*"]) if codes is None else sorted(codes - hit)
+        if unused:
+            what = "errkb: ignore" if codes is None else f"errkb: ignore[{', '.join(unused)}]"
+            out.append(Finding(path, line, 1, UNUSED_SUPPRESSION, "unused-suppression", "",
+                               f"unused suppression: `{what}` silences nothing {scope}"))
+    return out

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from payload_install import sha256_of  # noqa: F401 (one definition; the device side has only the standard library)
+
 HERE = Path(__file__).resolve().parent
 LOCK = HERE / "payload.lock.json"
 SHIMS = HERE / "sglang-fa4-shims"
@@ -38,14 +40,6 @@ _WHEEL_NAME = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[
 
 class LockError(ValueError):
     """payload.lock.json says something inconsistent; the message says what and where."""
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(MIB), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def normalize(name: str) -> str:
