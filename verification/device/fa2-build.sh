@@ -69,7 +69,7 @@ so=$(cd "$SRC" && ls flash_attn_2_cuda*.so) || die 1 "the build left no flash_at
 PYTHONPATH="$SRC" python3 "$HERE/fa2_smoke.py" || die 1 "the built module failed its smoke test (see above)"
 
 XZ_OPT=-T0 tar --exclude=__pycache__ -cJf "$OUT/fa/fa.tar.xz" -C "$SRC" flash_attn "$so"
-echo "flash-attn=2.8.3 (reduced errkb build $RECIPE: hdim128 fwd + splitkv fwd, bf16/fp16, sm90; no bwd)" > "$OUT/fa/BUILD"
+echo "flash-attn=2.8.3 (reduced errkb build $RECIPE: hdim128 fwd + splitkv fwd; bf16/fp16; sm90; no bwd)" > "$OUT/fa/BUILD"
 {
   echo "recipe: verification/device/fa2-build.sh + fa2_reduce.py, sha256 prefix $RECIPE"
   echo "sdist: $SDIST sha256 $SDIST_SHA256"
