@@ -515,7 +515,7 @@ _PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")
 def _is_source_code(m: re.Match[str]) -> bool:
     """The match is the f-string of the raise itself (a value reads `{name}`): tracebacks whose
     frames the paste scanner does not know (IPython's, Colab's) show the source line too."""
-    return any(_PLACEHOLDER_VALUE.fullmatch(value) for value in m.groupdict().values())
+    return "{" in m.group() and any(_PLACEHOLDER_VALUE.fullmatch(value) for value in m.groupdict().values())
 
 
 def _params(m: re.Match[str]) -> dict[str, str]:
