@@ -58,7 +58,7 @@ def cache_key(data_dir: Path) -> str:
 def load(data_dir: Path) -> CachedParts:
     """The cached parts for this data folder, building and saving them when missing or stale."""
     if candidates.compiled is None:  # the plain-Python selections take plans, not cached arguments
-        return build(data_dir)[0]
+        return _in_memory(data_dir)
     folder = hashlib.sha256(str(Path(data_dir).resolve()).encode()).hexdigest()[:12]
     path = cache_dir() / f"index-{folder}-{cache_key(data_dir)}.marshal"
     sites_path = path.with_name("sites" + path.name[len("index"):])
@@ -90,6 +90,31 @@ def build(data_dir: Path) -> tuple[CachedParts, dict]:
         payload["exact_args"] = candidates.exact_args(exact_plan(index.entries))
         payload["weighted_args"] = candidates.weighted_args(weighted_plan(index.entries))
     return CachedParts(index, records, sites), payload
+
+
+def _in_memory(data_dir: Path) -> CachedParts:
+    """Without the compiled selections nothing is cached: the index is built as the API builds
+    it, and a site's JSON is written only when a match names it."""
+    from errkb.kb import KnowledgeBase
+
+    kb = KnowledgeBase.load(data_dir)
+    return CachedParts(kb.index, {rid: kb.record_json(rid) for rid in kb.details}, _SitesOf(kb))
+
+
+class _SitesOf(Mapping):
+    """A knowledge base's sites as JSON, each serialised on first use."""
+
+    def __init__(self, kb) -> None:
+        self._kb = kb
+
+    def __getitem__(self, site_id: str) -> bytes:
+        return self._kb.site_json(site_id)
+
+    def __iter__(self):
+        return iter(self._kb.dataset.sites)
+
+    def __len__(self) -> int:
+        return len(self._kb.dataset.sites)
 
 
 class _CachedEntries(Sequence):

@@ -109,3 +109,13 @@ def test_the_cache_follows_the_data_and_survives_damage(data_copy, index_cache_d
         cached.write_bytes(cached.read_bytes()[:1000])  # cut short, as by a full disk
     proc = explain(data_dir=data_copy)
     assert proc.returncode == 0 and proc.stdout.splitlines()[2] == body["title"]
+
+
+def test_explain_without_the_compiled_selections_gives_the_same_answer():
+    """ERRKB_PURE_PYTHON=1 (no C compiler at install): nothing is cached, the answer is the same."""
+    import os
+
+    env = {**os.environ, "ERRKB_PURE_PYTHON": "1"}
+    pure = subprocess.run([sys.executable, "-m", "errkb.cli", "explain", "--format", "json", "-"], input=SPLITKV,
+                          capture_output=True, text=True, env=env)
+    assert json.loads(pure.stdout) == json.loads(explain("--format", "json").stdout), pure.stderr
