@@ -26,6 +26,11 @@ LAUNCH_PREFILTER = ((b"ServerArgs(", b"attention_backend"), (b"Engine(", b"atten
 _SH = "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct"
 
 
+def _launch_with(*words: bytes) -> tuple[tuple[bytes, ...], ...]:
+    """The launch prefilter, each group also needing `words`."""
+    return tuple(g + words for g in LAUNCH_PREFILTER)
+
+
 @register
 class SglangUnknownAttentionBackend(ConfigRule):
     """An SGLang attention backend name (`--attention-backend`, `--prefill-/--decode-attention-backend`,
@@ -93,7 +98,7 @@ class SglangNsaRenamedDsa(ConfigRule):
     NAME = "sglang-nsa-renamed-dsa"
     RECORDS = ("sglang-nsa-backend-renamed-dsa",)
     TOOL = "sglang"
-    PREFILTER = tuple(g + (b"nsa",) for g in LAUNCH_PREFILTER)
+    PREFILTER = _launch_with(b"nsa")
     VALID = [
         Example(_SH + " --attention-backend nsa\n", path="serve.sh", versions=(("sglang", "0.5.10"),)),
         Example(_SH + " --attention-backend nsa\n", path="serve.sh"),
@@ -111,6 +116,15 @@ class SglangNsaRenamedDsa(ConfigRule):
                 yield self.at(setting, hint=f"use 'dsa' (the same backend; 'nsa' is deprecated in sglang {rel.version})")
 
 
+def _refused_on(rule, launch, ctx, keys, name, refused):
+    """Each setting of backend `name` under `keys`, when the target archs include some that
+    `refused(major)` rules out; the hint names those archs."""
+    bad = [a for a in ctx.archs if refused(arch_major(a))]
+    if bad:
+        for setting in _backends(launch, keys, name):
+            yield rule.at(setting, hint=rule.HINT.format(archs=", ".join(bad)))
+
+
 def _backends(launch, keys, name):
     return [s for _, s in launch.texts(*keys) if s.text == name]
 
@@ -125,7 +139,7 @@ class SglangFa3ArchRange(ConfigRule):
     RECORDS = ("sglang-fa3-backend-requires-sm80-sm90",)
     TOOL = "sglang"
     ARCH_DEPENDENT = True
-    PREFILTER = tuple(g + (b"fa3",) for g in LAUNCH_PREFILTER)
+    PREFILTER = _launch_with(b"fa3")
     HINT = "fa3 cannot run on {archs}: use fa4, trtllm_mha/trtllm_mla, flashinfer or triton there"
     VALID = [Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm80", "sm90"))]
     INVALID = [
@@ -136,10 +150,7 @@ class SglangFa3ArchRange(ConfigRule):
     ]
 
     def check_launch(self, launch, ctx):
-        bad = [a for a in ctx.archs if arch_major(a) not in (8, 9)]
-        if bad:
-            for setting in _backends(launch, _LM_KEYS, "fa3"):
-                yield self.at(setting, hint=self.HINT.format(archs=", ".join(bad)))
+        yield from _refused_on(self, launch, ctx, _LM_KEYS, "fa3", lambda major: major not in (8, 9))
 
 
 @register
@@ -151,7 +162,7 @@ class SglangHpcOpsSpeculative(ConfigRule):
     NAME = "sglang-hpc-ops-speculative"
     RECORDS = ("sglang-hpc-ops-no-speculative-decoding",)
     TOOL = "sglang"
-    PREFILTER = tuple(g + (b"hpc_ops", b"speculative") for g in LAUNCH_PREFILTER)
+    PREFILTER = _launch_with(b"hpc_ops", b"speculative")
     HINT = "drop --speculative-algorithm, or use another attention backend (fa3, flashinfer) with it"
     VALID = [Example(_SH + " --attention-backend hpc_ops --page-size 64\n", path="serve.sh")]
     INVALID = [Example(_SH + " --attention-backend hpc_ops --page-size 64 --speculative-algorithm EAGLE3\n",
@@ -175,13 +186,10 @@ class SglangVisionFa3Blackwell(ConfigRule):
     RECORDS = ("sglang-vision-fa3-not-on-blackwell",)
     TOOL = "sglang"
     ARCH_DEPENDENT = True
-    PREFILTER = tuple(g + (b"fa3",) for g in LAUNCH_PREFILTER)
+    PREFILTER = _launch_with(b"fa3")
     HINT = "use --mm-attention-backend fa4 (or triton_attn/sdpa) on {archs}"
     VALID = [Example(_SH + " --mm-attention-backend fa3\n", path="serve.sh", archs=("sm90",))]
     INVALID = [Example(_SH + " --mm-attention-backend fa3\n", path="serve.sh", archs=("sm90", "sm100"))]
 
     def check_launch(self, launch, ctx):
-        bad = [a for a in ctx.archs if arch_major(a) >= 10]
-        if bad:
-            for setting in _backends(launch, ("mm_attention_backend",), "fa3"):
-                yield self.at(setting, hint=self.HINT.format(archs=", ".join(bad)))
+        yield from _refused_on(self, launch, ctx, ("mm_attention_backend",), "fa3", lambda major: major >= 10)
