@@ -1,10 +1,11 @@
 """Lookup accuracy: the wild corpus (dev and test, sampled independently of the records) and
 the record-derived eval set, side by side.
 
-    .venv/bin/python bench/eval_report.py [--misses]
+    .venv/bin/python bench/eval_report.py [--misses] [--round N]
 
 `--misses` lists what dev got wrong or missed (never test's: test is frozen, and only its
-figures are reported, so nobody tunes to it).
+figures are reported, so nobody tunes to it). `--round N` adds a line for the dev pastes that
+sampling round N brought: run before anything is changed for them, it is a fresh-sample estimate.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ EVAL_DIR = Path(__file__).resolve().parent.parent / "tests" / "eval"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list dev pastes that were not answered right")
+    parser.add_argument("--round", type=int, metavar="N", help="also score the dev pastes of sampling round N")
     args = parser.parse_args()
     index = MatchIndex(Dataset.load())
     outcomes = wild.evaluate(index)
@@ -36,6 +38,11 @@ def main() -> None:
         s = wild.summary([o for o in outcomes if o.label.part == part])
         print(f"{part:6} {s['pastes']:6} {s['in_scope']:8} {s['right']:6} {s['wrong']:6} {s['abstained']:7}"
               f" {s['top1']:6.1%} {s['no_error']:8} {s['quiet_share']:6.1%}")
+    if args.round:
+        urls = wild.round_urls(args.round)
+        s = wild.summary([o for o in outcomes if o.label.part == "dev" and o.label.url in urls])
+        print(f"{'round' + str(args.round):6} {s['pastes']:6} {s['in_scope']:8} {s['right']:6} {s['wrong']:6}"
+              f" {s['abstained']:7} {s['top1']:6.1%} {s['no_error']:8} {s['quiet_share']:6.1%}")
     old = curated.summary(curated.evaluate(index, EVAL_DIR))
     print(f"\nrecord-derived eval (tests/eval): {old['pastes']} pastes, top-1 {old['top1']:.1%}")
     if args.misses:

@@ -81,6 +81,21 @@ def paste_text(label: Label, wild_dir: Path = WILD_DIR) -> str:
     return (wild_dir / "pastes" / label.file).read_text(encoding="utf-8")
 
 
+def round_urls(number: int, wild_dir: Path = WILD_DIR) -> set[str]:
+    """The URLs that became pastes from round `number`'s queries (SAMPLING.md section 1), so a
+    round can be scored as a fresh sample before any record or matcher change is made for it."""
+    queries = json.loads((wild_dir / "queries.json").read_text(encoding="utf-8"))
+    starts = sorted({0} | {v["first_index"] for k, v in queries.items() if k.startswith("round") and isinstance(v, dict)})
+    first = 0 if number == 1 else queries[f"round{number}"]["first_index"]
+    end = next((s for s in starts if s > first), len(queries["queries"]))
+    urls = set()
+    for line in (wild_dir / "hits.jsonl").read_text(encoding="utf-8").splitlines():
+        hit = json.loads(line)
+        if hit["decision"] == "paste" and first <= hit["q"] < end:
+            urls.add(hit["url"])
+    return urls
+
+
 def frozen_digest(wild_dir: Path = WILD_DIR) -> str:
     """sha256 over the test split's labels and pastes, in file order: what test.sha256 freezes."""
     digest = hashlib.sha256()

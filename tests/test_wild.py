@@ -46,6 +46,14 @@ def test_every_paste_came_from_a_recorded_hit(labels):
     assert pasted == {x.url for x in labels}
 
 
+def test_a_round_holds_the_pastes_of_its_own_queries(labels):
+    hits = [json.loads(line) for line in (wild.WILD_DIR / "hits.jsonl").read_text().splitlines()]
+    rounds = [wild.round_urls(n) for n in range(1, 6)]
+    assert all(rounds) and sum(map(len, rounds)) == len({x.url for x in labels} & set().union(*rounds))
+    later = {h["url"] for h in hits if h["decision"] == "paste" and 240 <= h["q"] < 288}
+    assert wild.round_urls(5) == later - set().union(*rounds[:4])
+
+
 def test_the_test_split_is_frozen():
     frozen = (wild.WILD_DIR / "test.sha256").read_text().split()[0]
     assert wild.frozen_digest() == frozen, "tests/wild's test split changed: it is frozen (SAMPLING.md)"
