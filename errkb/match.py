@@ -38,6 +38,7 @@ FUZZY_MIN_COVERAGE = 0.7  # a reworded message still shares most of its words
 MIN_FUZZY_LITERAL = 30  # characters of literal text a fuzzy match needs ("q must be a CUDA tensor" is too little)
 MIN_CASELESS_LITERAL = 30  # characters of literal text a match that ignores case needs
 CASELESS_PENALTY = 0.05  # its case was changed: a little less sure than an exact match
+MIN_BARE_SITE_WORDS = 3  # fewer words of literal text, and a bare site needs its package in the frames
 MIN_CUT_PREFIX = 24  # characters a cut-off last line needs before its start can name a message
 CUT_SCORE = 0.85  # a message seen only in part: less sure than a whole one
 RECORD_BONUS = 0.02
@@ -196,9 +197,10 @@ class Entry:
     def says_little(self) -> bool:
         """A bare site whose text alone says little: it repeats one of Python's own messages
         (`module {name} has no attribute {attr}` from a module __getattr__) or a check every CUDA
-        extension makes (`{name} must be a CUDA tensor`). It answers only when the traceback
+        extension makes (`{name} must be a CUDA tensor`), or holds fewer than three words
+        (`internal error`, `Unsupported {name}: {dtype}`). It answers only when the traceback
         points into its package."""
-        return _skeleton(self.literal) in GENERIC_MESSAGES
+        return _skeleton(self.literal) in GENERIC_MESSAGES or len(words(self.literal)) < MIN_BARE_SITE_WORDS
 
     @cached_property
     def sorted_packages(self) -> tuple[str, ...]:

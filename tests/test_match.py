@@ -2,6 +2,7 @@
 
 import pytest
 
+from errkb import match
 from errkb.match import MatchIndex
 
 
@@ -155,6 +156,16 @@ def test_a_site_repeating_pythons_own_message_needs_frames_in_its_package(index)
               "AttributeError: module 'flash_attn.cute.flash_fwd' has no attribute 'FlashFwdSm200'")
     hit = top(index, traced)
     assert hit is not None and hit.id.startswith("flash-attn-4:") and "traceback frames point to" in " ".join(hit.why)
+
+
+def test_a_site_of_two_words_needs_frames_in_its_package(index):
+    # a harvested FlashInfer site reads just "internal error": in another engine's log (here a
+    # Rust one's) those two words are not FlashInfer's
+    assert index.match("Error: internal error 'F8E4M3 not supported in CUDA backend'") == []
+    short = [e for e in index.entries if not e.record_ids and len(match.words(e.literal)) < 3]
+    assert short and all(e.says_little for e in short)
+    long = next(e for e in index.entries if not e.record_ids and len(match.words(e.literal)) >= 6)
+    assert not long.says_little
 
 
 def test_an_info_line_explains_a_paste_with_no_error_line(index):
