@@ -62,6 +62,6 @@ def format_explained(hits: list[Explained]) -> str:
             s = hit.site
             out.append("\n".join(filter(None, [head, params, f"{s['id']} (no curated record yet)",
                                                f"  {s['error_class']}: {s['template']}",
-                                               f"  {s['package']} {', '.join(s['versions'])}  "
+                                               f"  {s['package']} {', '.join(o['version'] for o in s['occurrences'])}  "
                                                f"{s['path']}:{s['occurrences'][-1]['lines'][0]}"])))
     return ("\n\n" + "-" * 100 + "\n\n").join(out)

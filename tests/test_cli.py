@@ -63,6 +63,19 @@ def test_explain_prints_the_record_and_exits_1_on_no_match():
     assert none.returncode == 1 and none.stdout.startswith("No known attention-backend error")
 
 
+def test_explain_prints_a_bare_site_with_the_releases_that_raise_it(dataset):
+    from errkb.match import MatchIndex
+
+    index = MatchIndex(dataset)
+    entry = next(e for e in index.entries if not e.record_ids and "{" not in e.template
+                 and len(e.literal) > 60 and "\n" not in e.template and not e.info_only)
+    site = dataset.sites[next(iter(entry.first_site.values()))]
+    proc = explain(stdin=f"RuntimeError: {entry.template}\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "(no curated record yet)" in proc.stdout and site.path in proc.stdout
+    assert site.occurrences[-1].version in proc.stdout
+
+
 def test_explain_json_is_the_apis_answer(data_dir):
     from errkb.kb import KnowledgeBase
 
