@@ -424,16 +424,24 @@ class MatchIndex:
         """Hits for the entries whose literal text is similar enough to a message line.
 
         partial_ratio forgives text around the message; token_set_ratio forgives reordered,
-        inserted or renamed words (a message reworded between versions). An entry's best line
+        inserted or renamed words (a message reworded between versions). Both also score a line
+        that is a scrap of a long message high, so the line (with the next, where a long message
+        wraps) must hold most of the message's words, as the whole paste must to make the entry
+        a candidate. An entry's best line
         is the first with the highest of the two. Both scores are symmetric, so each line is
         compared with every literal in one call per scorer (rapidfuzz prepares the line once
         and loops in C) rather than each literal with every line."""
         entries = [e for e in entries if len(e.literal) >= MIN_FUZZY_LITERAL]  # too little text to trust
         literals = [e.literal for e in entries]
+        literal_words = [words(literal) for literal in literals]
+        line_words = [words(line) for _, line in lines] + [set()]
+        around = [line_words[i] | line_words[i + 1] for i in range(len(lines))]  # a message may wrap once
         best: dict[int, tuple[float, int]] = {}  # entry -> (score, line)
         for index, (_, line) in enumerate(lines if literals else ()):
             for scorer in (fuzz.partial_ratio, fuzz.token_set_ratio):
                 for _, score, k in process.extract(line, literals, scorer=scorer, score_cutoff=FUZZY_MIN_RATIO, limit=None):
+                    if len(literal_words[k] & around[index]) < FUZZY_MIN_COVERAGE * len(literal_words[k]):
+                        continue  # the line holds a few of the message's words, not the message
                     if k not in best or score > best[k][0]:
                         best[k] = (score, index)
         hits = []

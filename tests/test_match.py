@@ -2,7 +2,7 @@
 
 import pytest
 
-from errkb import match
+from errkb import match, wild
 from errkb.match import MatchIndex
 
 
@@ -166,6 +166,18 @@ def test_a_site_of_two_words_needs_frames_in_its_package(index):
     assert short and all(e.says_little for e in short)
     long = next(e for e in index.entries if not e.record_ids and len(match.words(e.literal)) >= 6)
     assert not long.says_little
+
+
+def test_a_line_with_a_few_words_of_a_long_message_is_not_that_message(index):
+    # a CMake log line shares "file" and "directory" with transformers' "Error no file named ...
+    # found in directory ..." (mostly placeholders): fuzzy scorers rate such scraps high
+    scrap = (wild.WILD_DIR / "pastes" / "vllm-project__vllm__issues__7785.txt").read_text()  # a dev paste
+    assert "         no such file or directory\n" in scrap and index.match(scrap) == []
+    wrapped = ("Error: Invalid configuration : NUM_MMA_Q=2 NUM_MMA_D_QK=2 NUM_MMA_D_VO=2 NUM_MMA_KV=4 NUM_WARPS_Q=4 \n"
+               "NUM_WARPS_KV=1 please create an issue (https://github.com/flashinfer-ai/flashinfer/issues) and report"
+               " the issue to the developers.\n")
+    hit = top(index, wrapped)
+    assert hit is not None and hit.id == "flashinfer-prefill-invalid-mma-configuration"
 
 
 def test_an_info_line_explains_a_paste_with_no_error_line(index):
