@@ -24,10 +24,12 @@ browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null)
 
-# pytest exits 5 when it collected nothing: that must fail, not pass silently.
+# pytest exits 5 when it collected nothing: that must fail, not pass silently. One worker per
+# core (pytest-xdist), a test module per worker: the slow modules (pre-commit building its hook
+# environment, the CLI's cache tests) overlap instead of adding up on CI's two cores.
 test: $(STAMP) browser
 	$(BIN)/errkb validate
-	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	$(BIN)/python -m pytest -q -n auto --dist loadfile; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 validate: $(STAMP)
 	$(BIN)/errkb validate
