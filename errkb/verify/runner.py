@@ -49,8 +49,15 @@ def parse_shard(text: str | None) -> tuple[int, int]:
     return i, n
 
 
-def select(cases: list[Case], records: dict, *, record_ids=None, backends=None, shard=(0, 1)) -> list[Case]:
+def select(cases: list[Case], records: dict, *, record_ids=None, backends=None, shard=(0, 1),
+           steps=None) -> list[Case]:
+    """The cases to run: of these records and worker groups, whose step id matches one of the
+    `steps` patterns (fnmatch: `entry-*` is every entry-point step), in shard i of n."""
+    import fnmatch
+
     out = [c for c in cases if not record_ids or c.record in record_ids]
+    if steps:
+        out = [c for c in out if any(fnmatch.fnmatchcase(c.id.split(":", 1)[1], p) for p in steps)]
     if backends:
         out = [c for c in out if c.backend in backends]  # the worker group, not the record's tags
     # Shard by record, round-robin within each backend: a record's steps stay together and every
