@@ -281,18 +281,21 @@ class Context:
         `reached` returns (the matched exception or None, the call's result); the other two refute
         the step. An argparse refusal (SystemExit) is read from what argparse printed."""
         keep: list[logging.LogRecord] = []
+        prefixes = tuple(loggers)
+        original = logging.Logger.handle
 
-        class Keep(logging.Handler):
-            def emit(self, record):
+        def handle(logger, record):
+            # Every record a logger under `loggers` handles, whatever handlers the launch installs
+            # meanwhile (vLLM and SGLang reconfigure logging while they start).
+            if record.name in prefixes or record.name.startswith(tuple(p + "." for p in prefixes)):
                 keep.append(record)
+            return original(logger, record)
 
-        handler, saved = Keep(logging.DEBUG), []
-        for name in loggers:
-            logger = logging.getLogger(name)
-            saved.append((logger, logger.level))
-            logger.addHandler(handler)
+        saved = [(logging.getLogger(n), logging.getLogger(n).level) for n in loggers]
+        for logger, _ in saved:
             logger.setLevel(logging.DEBUG)
         stderr = io.StringIO()
+        logging.Logger.handle = handle
         try:
             with self._capture() as caught, contextlib.redirect_stderr(stderr):
                 try:
@@ -300,8 +303,8 @@ class Context:
                 except SystemExit as exc:
                     result, raised = None, _argparse_exit(exc, stderr.getvalue())
         finally:
+            logging.Logger.handle = original
             for logger, level in saved:
-                logger.removeHandler(handler)
                 logger.setLevel(level)
         if stderr.getvalue():
             self.note("stderr: " + stderr.getvalue()[-1500:])
