@@ -67,6 +67,8 @@ def render_record(d: RecordDetail) -> str:
             for case, status in sorted(run.cases.items())) + "</ul>")
     if d.verification.note:
         parts.append(f'<p class="caveat">{escape(d.verification.note)}</p>')
+    if d.entry_points:
+        parts.append(render_entry_points(d))
     parts.append("<h2>Where it is raised</h2><ul>")
     for loc in d.raised_at:
         where = f"{loc.package} {loc.version}: {loc.path}:{loc.line}"
@@ -86,6 +88,30 @@ def render_record(d: RecordDetail) -> str:
         parts.append("<h2>Related</h2><ul>" + "".join(
             f'<li><a href="/errors/{escape(r)}">{escape(r)}</a></li>' for r in d.related) + "</ul>")
     parts.append(f'<p class="provenance">Read on {d.provenance.read_on}: {escape("; ".join(d.provenance.sources))}</p></article>')
+    return "".join(parts)
+
+
+ENTRY_WORDS = {"reached": "the user sees this message first", "preempted": "another message comes first",
+               "not-raised": "the call goes through without this message", "error": "the step failed to run",
+               "skipped": "could not run there", "not-run": "not run yet"}
+
+
+def render_entry_points(d: RecordDetail) -> str:
+    """How users reach the message (a server's launch, an engine, model loading), each with what its
+    entry-point step showed in each environment."""
+    parts = ['<h2>Reached from</h2><ul class="entry-points">']
+    for point in d.entry_points:
+        parts.append(f'<li><span class="entry-kind">{escape(point.kind)}</span>: <code>{escape(point.call)}</code>')
+        if point.note:
+            parts.append(f'<p class="caveat">{escape(point.note)}</p>')
+        parts.append("<ul>")
+        for res in (r for r in d.entry_point_results if r.kind == point.kind):
+            where = f" on {res.gpu} (compute capability {res.compute_capability})" if res.gpu else ""
+            seen = f': <code>{escape(res.first_seen)}</code>' if res.first_seen else ""
+            parts.append(f'<li><span class="badge entry-{escape(res.verdict)}">{escape(res.verdict)}</span>'
+                         f"{escape(where)}: {escape(ENTRY_WORDS[res.verdict])}{seen}</li>")
+        parts.append("</ul></li>")
+    parts.append("</ul>")
     return "".join(parts)
 
 

@@ -73,6 +73,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
         v = stats["verification"]
         print(f"verification: {v['confirmed']} confirmed, {v['refuted']} refuted, {v['disputed']} disputed, "
               f"{v['error']} error, {v['skipped']} skipped; GPUs: {', '.join(e['gpu'] for e in v['environments'])}")
+        e = v["entry_points"]
+        others = ", ".join(f"{n} {k}" for k, n in e["records_by_verdict"].items() if n and k != "reached")
+        print(f"reached from entry point: {v['reached_from_entry_point']} of {e['records']} records with an "
+              f"entry-point step{' (' + others + ')' if others else ''}")
     return 0
 
 

@@ -11,7 +11,8 @@ from functools import cached_property
 from pathlib import Path
 
 from errkb import boundaries, store
-from errkb.model import AffectedVersions, Record, RecordDetail, Site, SourceLocation, VerificationRun
+from errkb.model import (AffectedVersions, EntryPointResult, Record, RecordDetail, Site, SourceLocation,
+                         VerificationRun)
 from errkb.packages import PackageConfig, load_packages
 from errkb.verify import results as verification_results
 from errkb.versions import version_key
@@ -91,6 +92,26 @@ class Dataset:
             run.finished_at = max(run.finished_at or "", r.get("finished_at") or "") or None
         return list(runs.values())
 
+    def entry_point_results(self, record: Record) -> list[EntryPointResult]:
+        """Each of the record's entry points with what its `entry-<kind>` step showed, per environment."""
+        from errkb.verify.results import entry_verdict
+
+        envs = self.verification.get("environments", {})
+        out = []
+        for point in record.entry_points:
+            case = f"{record.id}:entry-{point.kind}"
+            runs = [r for r in self.verification.get("results", []) if r["case"] == case]
+            for r in sorted(runs, key=lambda r: r["env_id"]):
+                env, verdict, obs = envs.get(r["env_id"], {}), entry_verdict(r), r.get("observed") or {}
+                first = f"{obs.get('class')}: {obs.get('message')}" if verdict == "preempted" and obs.get("class") else None
+                out.append(EntryPointResult(
+                    kind=point.kind, call=point.call, case=case, verdict=verdict, first_seen=first,
+                    environment=r["env_id"], gpu=env.get("gpu") or "none (CPU only)",
+                    compute_capability=env.get("compute_capability")))
+            if not runs:
+                out.append(EntryPointResult(kind=point.kind, call=point.call, case=case, verdict="not-run"))
+        return out
+
     def detail(self, record: Record) -> RecordDetail:
         sites = [self.sites[sid] for sid in record.sites if sid in self.sites]
         missing = [s.id for s in sites if s.versions[-1] != self.newest_version(s.package)]
@@ -101,4 +122,5 @@ class Dataset:
             affected=self.affected(sites, record.id),
             sites_missing_in_newest=missing,
             verified_in=self.verification_runs(record.id),
+            entry_point_results=self.entry_point_results(record),
         )

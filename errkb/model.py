@@ -56,6 +56,14 @@ SiteKind = Literal[
 
 VerificationStatus = Literal["unverified", "confirmed", "refuted", "disputed", "error", "skipped"]
 
+# How users reach a record without calling the raising function themselves (errkb.verify.spec.ENTRY_KINDS):
+EntryKind = Literal[
+    "sglang-server",  # python -m sglang.launch_server / sglang.Engine(...): ServerArgs and what the server builds from them
+    "vllm-engine",  # vllm serve / LLM(...): EngineArgs, the engine config and the attention selector
+    "transformers-model",  # transformers' from_pretrained / from_config(..., attn_implementation=...)
+]
+EntryVerdict = Literal["reached", "preempted", "not-raised", "error", "skipped", "not-run"]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -196,6 +204,16 @@ class Verification(_Strict):
     note: str | None = None
 
 
+class EntryPoint(_Strict):
+    """A documented way users reach the record's message through a server, an engine or model
+    loading. Whether they do (the record's message comes first) is not written here: it comes from
+    the case step `entry_<kind>` of the record's case file (RecordDetail.entry_point_results)."""
+
+    kind: EntryKind
+    call: NonEmpty = Field(description="What the user runs, with the arguments that lead to the message.")
+    note: str | None = Field(default=None, description="What the step goes through and where it stops short of a real launch.")
+
+
 class Provenance(_Strict):
     sources: list[NonEmpty] = Field(min_length=1, description="What was read: released files, issues, docs.")
     read_on: dt.date
@@ -233,6 +251,9 @@ class Record(_Strict):
     evidence: list[Evidence] = Field(
         default=[], description="When set, the record answers only pastes that contain one of these "
         "texts, and then ranks above records without evidence that share its message.")
+    entry_points: list[EntryPoint] = Field(
+        default=[], description="Servers, engines and model loading through which users reach the message; "
+        "each is checked by the case step entry_<kind>. Empty when users reach it only by calling a library themselves.")
     provenance: Provenance
 
 
@@ -248,6 +269,21 @@ class VerificationRun(_Strict):
     finished_at: str | None = None
 
 
+class EntryPointResult(_Strict):
+    """What one entry point showed in one environment (derived from data/verification/)."""
+
+    kind: EntryKind
+    call: str
+    case: str = Field(description="The case id of the entry-point step.")
+    verdict: EntryVerdict = Field(description=(
+        "reached: the record's message is what the user sees first; preempted: another message comes "
+        "first (first_seen); not-raised: the call goes through without it; not-run: no result yet."))
+    first_seen: str | None = Field(default=None, description="The class and message the user sees first, when not the record's.")
+    environment: str | None = None
+    gpu: str | None = None
+    compute_capability: str | None = None
+
+
 class RecordDetail(Record):
     """A record with the facts derived from its sites, as the API, CLI and web page show it."""
 
@@ -257,3 +293,5 @@ class RecordDetail(Record):
     sites_missing_in_newest: list[SiteId] = Field(
         default=[], description="Linked sites absent from their package's newest harvested version.")
     verified_in: list[VerificationRun] = Field(default=[], description="Where its cases ran, and how each went.")
+    entry_point_results: list[EntryPointResult] = Field(
+        default=[], description="Each entry point's verdict in each environment its step ran in (not-run when none).")

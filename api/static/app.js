@@ -111,7 +111,25 @@ function renderRecord(m, i, matches) {
     "Answers when the paste names: " + r.evidence.map(e => e.contains + " (" + e.package + ")").join(", ")));
   const versions = r.affected.map(a => a.package + ": " + a.releases.summary);
   if (versions.length) card.append(el("p", { class: "versions" }, "Versions: " + versions.join("; ")));
+  const entries = entryPointsBlock(r);
+  if (entries) card.append(el("h3", {}, "Reached from"), entries);
   return card;
+}
+
+// Each entry point (server launch, engine, model loading) with what its entry-point step showed.
+function entryPointsBlock(r) {
+  if (!r.entry_points || !r.entry_points.length) return null;
+  const list = el("ul", { class: "entry-points" });
+  for (const p of r.entry_points) {
+    const seen = el("ul", {});
+    for (const res of r.entry_point_results.filter(x => x.kind === p.kind)) {
+      seen.append(el("li", {}, el("span", { class: "badge entry-" + res.verdict }, res.verdict),
+        res.gpu ? " on " + res.gpu : "", res.first_seen ? ": first seen " : "",
+        res.first_seen ? el("code", {}, res.first_seen) : ""));
+    }
+    list.append(el("li", {}, el("span", { class: "entry-kind" }, p.kind), ": ", el("code", {}, p.call), seen));
+  }
+  return list;
 }
 
 function renderSite(m, i, matches) {

@@ -15,6 +15,8 @@ it is `refuted` when a check fails (`Refuted`), and an `error` when anything els
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import re
 import warnings
@@ -71,6 +73,25 @@ def attempt(fn, *args, **kwargs):
         raise  # the step cannot run here: that is not what the call did
     except Exception as exc:  # noqa: BLE001 - handed to the caller to judge
         return None, exc
+
+
+class UsageExit(Exception):
+    """An argparse usage error (SystemExit 2) turned into an exception whose message is the line
+    argparse printed after `error: `, so an entry point's command-line refusal can be looked at
+    like any other error (the class users see is reported as SystemExit)."""
+
+
+def _argparse_exit(exc: SystemExit, stderr: str) -> UsageExit:
+    lines = [ln for ln in stderr.splitlines() if ": error: " in ln]
+    text = lines[-1].split(": error: ", 1)[1] if lines else f"exit status {exc.code}"
+    return UsageExit(text)
+
+
+def error_class_name(error_class: str) -> str:
+    """The class name a record's `error_class` names: 'torch.OutOfMemoryError' -> 'OutOfMemoryError',
+    'SystemExit (argparse usage error, exit status 2)' -> 'SystemExit'."""
+    m = re.match(r"[\w.]+", error_class.strip())
+    return (m.group(0) if m else error_class).rsplit(".", 1)[-1]
 
 
 def run_logged(logger_name: str, fn, *args, **kwargs):
@@ -133,7 +154,9 @@ class Context:
 
     # ------------------------------------------------------------ checks
     def _matches_record(self, exc_or_warning, cls_name: str, message: str) -> str | None:
-        want = self.record["error_class"].rsplit(".", 1)[-1]
+        want = error_class_name(self.record["error_class"])
+        if isinstance(exc_or_warning, UsageExit):
+            cls_name = ["SystemExit"]
         if want not in cls_name:
             return None
         return match_message(self.record["template"], message)
@@ -243,6 +266,79 @@ class Context:
             self.observed = hit
             raise Refuted("the call still emits the record's message")
         return result
+
+    def expect_first(self, fn, *args, loggers: tuple[str, ...] = (), **kwargs):
+        """An entry-point step (`entry_<kind>`): fn goes through the user's entry point (a server's
+        launch arguments, an engine's constructor, a model's loading) with the documented arguments,
+        and the step records what the user sees first. `observed["entry"]` says which:
+
+        - `reached`: the record's message is what stops the call (an error record: the exception
+          raised, or one it wraps), or is emitted before anything stops it (a warning record: a
+          warning, or a line logged on one of `loggers` at any level);
+        - `preempted`: something else stopped the call first (observed: that exception);
+        - `not-raised`: the call went through without the record's message.
+
+        `reached` returns (the matched exception or None, the call's result); the other two refute
+        the step. An argparse refusal (SystemExit) is read from what argparse printed."""
+        keep: list[logging.LogRecord] = []
+        prefixes = tuple(loggers)
+        original = logging.Logger.handle
+
+        def handle(logger, record):
+            # Every record a logger under `loggers` handles, whatever handlers the launch installs
+            # meanwhile (vLLM and SGLang reconfigure logging while they start).
+            if record.name in prefixes or record.name.startswith(tuple(p + "." for p in prefixes)):
+                keep.append(record)
+            return original(logger, record)
+
+        saved = [(logging.getLogger(n), logging.getLogger(n).level) for n in loggers]
+        for logger, _ in saved:
+            logger.setLevel(logging.DEBUG)
+        stderr = io.StringIO()
+        logging.Logger.handle = handle
+        try:
+            with self._capture() as caught, contextlib.redirect_stderr(stderr):
+                try:
+                    result, raised = attempt(fn, *args, **kwargs)
+                except SystemExit as exc:
+                    result, raised = None, _argparse_exit(exc, stderr.getvalue())
+        finally:
+            logging.Logger.handle = original
+            for logger, level in saved:
+                logger.setLevel(level)
+        if stderr.getvalue():
+            self.note("stderr: " + stderr.getvalue()[-1500:])
+        if raised is not None:
+            for i, exc in enumerate(_chain(raised)):
+                how = self._matches_record(exc, _class_names(exc), str(exc))
+                if how:
+                    cls = "SystemExit" if isinstance(exc, UsageExit) else _qualname(exc)
+                    self.observed = {"entry": "reached", "class": cls, "message": str(exc)[:4000], "match": how}
+                    if i:
+                        self.observed["wrapped_in"] = _qualname(raised)
+                    return exc, result
+        if self.record.get("kind") == "warning":
+            hit = self._record_warning_in(caught)
+            for rec in keep if hit is None else ():
+                how = match_message(self.record["template"], rec.getMessage())
+                if how:
+                    hit = {"class": f"logging.{rec.levelname}", "message": rec.getMessage()[:4000], "match": how}
+                    break
+            if hit:
+                self.observed = {"entry": "reached", **hit}
+                if raised is not None:
+                    self.observed["then_raised"] = {"class": _qualname(raised), "message": str(raised)[:2000]}
+                return None, result
+        if raised is None:
+            self.observed = {"entry": "not-raised", "class": None, "message": None}
+            raise Refuted("the entry point went through without the record's message")
+        if isinstance(raised, ModuleNotFoundError) and raised.name and str(raised).startswith("No module named"):
+            # the import system, not the entry point: this machine lacks a module the path needs
+            self.skip(f"the entry point needs module {raised.name!r}, not importable here")
+        cls = "SystemExit" if isinstance(raised, UsageExit) else _qualname(raised)
+        self._observe_unexpected(raised, entry="preempted", match=None)
+        self.observed["class"] = cls
+        raise Refuted(f"preempted: {cls} came first")
 
     def close(self, out, ref, *, atol: float, rtol: float = 0.0, what: str = "output"):
         """out must match the fp32 reference within atol + rtol*|ref| everywhere (NaN fails)."""

@@ -24,6 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="*", help="merge: runner result files (JSON lines) or results.json files")
     p.add_argument("--record", action="append", default=[], help="only this record (repeatable)")
     p.add_argument("--backend", action="append", default=[], help="only cases of this backend (repeatable)")
+    p.add_argument("--step", action="append", default=[],
+                   help="only steps whose id matches this pattern (repeatable; e.g. 'entry-*', 'reproduce')")
     p.add_argument("--shard", help="I/N: run the I-th of N shares (0 <= I < N), split by record")
     p.add_argument("--out", help="result file to append to (JSON lines; default verification-results.jsonl)")
     p.add_argument("--cases", help="cases folder (default: verification/cases in the repository)")
@@ -66,7 +68,7 @@ def execute(args, data_dir: Path) -> int:
         print(f"unknown record(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
     cases = runner.select(cases, records, record_ids=set(args.record), backends=set(args.backend),
-                          shard=runner.parse_shard(args.shard))
+                          shard=runner.parse_shard(args.shard), steps=args.step)
     if args.action == "list":
         for c in cases:
             print(f"{c.id}\t{c.backend}\t{json.dumps(c.requires, sort_keys=True)}")

@@ -8,9 +8,13 @@ import tempfile
 from pathlib import Path
 
 from errkb import layout
+from errkb.verify.spec import entry_kind
 
 RESULTS = layout.RESULTS
 STATUSES = ("confirmed", "refuted", "error", "skipped")
+# What an entry-point step (`entry-<kind>`) showed, best first: the record's message came first,
+# another message came first, the call went through without it, the step failed, it could not run.
+ENTRY_VERDICTS = ("reached", "preempted", "not-raised", "error", "skipped")
 _KEEP_ENV = ("gpu", "arch", "compute_capability", "gpu_count", "driver", "cuda", "torch", "python", "platform",
              "libraries", "errkb_commit")
 
@@ -74,11 +78,46 @@ def load(data_dir: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def is_entry(result_or_case) -> bool:
+    """An entry-point step's result (or case id): it records what users see at an entry point and
+    is kept out of the record's claim verdict."""
+    case = result_or_case if isinstance(result_or_case, str) else result_or_case["case"]
+    return entry_kind(case) is not None
+
+
+def entry_verdict(result: dict) -> str:
+    """reached / preempted / not-raised / error / skipped for one entry-point step's result."""
+    status = result["status"]
+    if status == "confirmed":
+        return "reached"
+    if status == "refuted":
+        return (result.get("observed") or {}).get("entry") or "preempted"
+    return status
+
+
+def entry_verdicts(body: dict) -> dict[str, dict[str, str]]:
+    """Per record and entry-point kind, the best verdict over every environment (ENTRY_VERDICTS order)."""
+    out: dict[str, dict[str, str]] = {}
+    for r in body.get("results", []):
+        kind = entry_kind(r["case"])
+        if kind is None:
+            continue
+        verdict = entry_verdict(r)
+        mine = out.setdefault(r["record"], {})
+        if kind not in mine or ENTRY_VERDICTS.index(verdict) < ENTRY_VERDICTS.index(mine[kind]):
+            mine[kind] = verdict
+    return out
+
+
 def record_verdicts(body: dict) -> dict[str, dict]:
-    """Per record: status from its cases' results over every environment, the case ids, a note."""
+    """Per record: status from its cases' results over every environment, the case ids, a note.
+    Entry-point steps are left out: where users first meet the message does not make the message
+    or its fixes right or wrong (see entry_verdicts)."""
     envs = body.get("environments", {})
     by_record: dict[str, list[dict]] = {}
     for r in body.get("results", []):
+        if is_entry(r):
+            continue
         by_record.setdefault(r["record"], []).append(r)
     out = {}
     for rid, results in sorted(by_record.items()):
@@ -113,7 +152,7 @@ def record_verdicts(body: dict) -> dict[str, dict]:
 
 def _order(case_id: str) -> int:
     step = case_id.split(":", 1)[1]
-    return 0 if step == "reproduce" else 2 if step == "control" else 1
+    return 0 if step == "reproduce" else 2 if step == "control" else 3 if entry_kind(step) else 1
 
 
 def update_records(data_dir: Path, body: dict) -> list[str]:
@@ -150,9 +189,10 @@ def summary(data_dir: Path) -> dict:
         if (json.loads(path.read_text()).get("verification") or {}).get("status") == "disputed":
             disputed += 1
     counts = {s: sum(1 for v in verdicts.values() if v["status"] == s) for s in STATUSES}
-    cases = {s: sum(1 for r in body["results"] if r["status"] == s) for s in STATUSES}
+    claims = [r for r in body["results"] if not is_entry(r)]
+    cases = {s: sum(1 for r in claims if r["status"] == s) for s in STATUSES}
     by_backend: dict[str, dict] = {}
-    for r in body["results"]:
+    for r in claims:
         b = by_backend.setdefault(r["backend"], {s: 0 for s in STATUSES} | {"seconds": 0.0})
         b[r["status"]] += 1
         b["seconds"] = round(b["seconds"] + float(r.get("duration_s") or 0), 2)
@@ -164,4 +204,18 @@ def summary(data_dir: Path) -> dict:
                              "libraries": env.get("libraries", {}), "errkb_commit": env.get("errkb_commit"),
                              "cases": sum(1 for r in body["results"] if r["env_id"] == eid)})
     return {**counts, "disputed": disputed, "records_verified": len(verdicts), "cases": cases,
+            "reached_from_entry_point": sum(1 for v in entry_verdicts(body).values() if "reached" in v.values()),
+            "entry_points": entry_summary(body),
             "cases_by_backend": dict(sorted(by_backend.items())), "environments": environments}
+
+
+def entry_summary(body: dict) -> dict:
+    """Entry-point steps: records by their best verdict (a record reached through one entry point
+    and preempted at another counts as reached), and the steps' results by verdict."""
+    per_record = entry_verdicts(body)
+    best = [min(v.values(), key=ENTRY_VERDICTS.index) for v in per_record.values()]
+    steps = [entry_verdict(r) for r in body.get("results", []) if is_entry(r)]
+    return {"records": len(per_record),
+            "records_by_verdict": {v: best.count(v) for v in ENTRY_VERDICTS},
+            "cases": {v: steps.count(v) for v in ENTRY_VERDICTS},
+            "seconds": round(sum(float(r.get("duration_s") or 0) for r in body.get("results", []) if is_entry(r)), 2)}

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from errkb import layout
 from errkb.verify.env import env_id, errkb_commit
+from errkb.verify import spec
 from errkb.verify.spec import Case, discover
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,8 +50,15 @@ def parse_shard(text: str | None) -> tuple[int, int]:
     return i, n
 
 
-def select(cases: list[Case], records: dict, *, record_ids=None, backends=None, shard=(0, 1)) -> list[Case]:
+def select(cases: list[Case], records: dict, *, record_ids=None, backends=None, shard=(0, 1),
+           steps=None) -> list[Case]:
+    """The cases to run: of these records and worker groups, whose step id matches one of the
+    `steps` patterns (fnmatch: `entry-*` is every entry-point step), in shard i of n."""
+    import fnmatch
+
     out = [c for c in cases if not record_ids or c.record in record_ids]
+    if steps:
+        out = [c for c in out if any(fnmatch.fnmatchcase(c.id.split(":", 1)[1], p) for p in steps)]
     if backends:
         out = [c for c in out if c.backend in backends]  # the worker group, not the record's tags
     # Shard by record, round-robin within each backend: a record's steps stay together and every
@@ -66,6 +74,13 @@ def select(cases: list[Case], records: dict, *, record_ids=None, backends=None, 
         keep = {r for r, s in seen.items() if s == i}
         out = [c for c in out if c.record in keep]
     return out
+
+
+def worker_group(case: Case) -> str:
+    """The worker process a case runs in: one per backend, and one more per backend for its
+    entry-point steps, whose launches publish configs, reconfigure logging and stand in modules
+    that the claim steps of the same backend must not inherit (nor the other way round)."""
+    return f"{case.backend}:entry" if spec.entry_kind(case.step) else case.backend
 
 
 def read_results(path: Path) -> list[dict]:
@@ -201,7 +216,7 @@ def run(cases: list[Case], records: dict, out: Path, *, python: str | None = Non
     counts = {"confirmed": 0, "refuted": 0, "error": 0, "skipped": 0, "resumed": 0}
     groups: dict[str, list[Case]] = {}
     for c in cases:
-        groups.setdefault(c.backend, []).append(c)
+        groups.setdefault(worker_group(c), []).append(c)
     timings: dict[str, float] = {}
     lock = threading.Lock()
 

@@ -1,8 +1,10 @@
 """Case discovery and requirements, read without importing case code.
 
 A case file is `verification/cases/<area>/<record-id>.py`. Its steps are top-level functions
-named `reproduce`, `fix_<n>` (or `fix_<name>`) and `control`; each becomes a case with id
-`<record-id>:<step>` (`fix_1` -> `fix-1`). Module-level literals declare what it needs:
+named `reproduce`, `fix_<n>` (or `fix_<name>`), `control` and `entry_<kind>`; each becomes a case
+with id `<record-id>:<step>` (`fix_1` -> `fix-1`, `entry_sglang_server` -> `entry-sglang-server`).
+An `entry_<kind>` step goes through a user's entry point (ENTRY_KINDS) and records what the user
+sees first there; it is not part of the record's claim. Module-level literals declare what it needs:
 
     BACKEND = "fa4"                       # default: the record's first backend
     REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
@@ -22,8 +24,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-STEP_ORDER = {"reproduce": 0, "fix": 1, "control": 2}
-_STEP_RE = re.compile(r"^(reproduce|control|fix_[A-Za-z0-9_]+)$")
+STEP_ORDER = {"reproduce": 0, "fix": 1, "control": 2, "entry": 3}
+_STEP_RE = re.compile(r"^(reproduce|control|fix_[A-Za-z0-9_]+|entry_[a-z0-9_]+)$")
+# The entry points an `entry_<kind>` step can go through (the function name spells the kind with
+# underscores): how users reach a record through a server, an engine or model loading, rather
+# than by calling the function that raises it. errkb.model.EntryKind lists the same names.
+ENTRY_KINDS = ("sglang-server", "vllm-engine", "transformers-model")
+ENTRY_PREFIX = "entry-"
 _ARCH_RE = re.compile(r"^sm(\d+)$")
 REQUIREMENT_KEYS = {"cuda", "arch", "packages", "torch", "cpu"}
 
@@ -50,6 +57,12 @@ class Case:
 
 def step_id(function: str) -> str:
     return function.replace("_", "-")
+
+
+def entry_kind(case_id_or_step: str) -> str | None:
+    """The entry-point kind of an `entry-<kind>` step (a case id or a step id), else None."""
+    step = case_id_or_step.rsplit(":", 1)[-1].replace("_", "-")
+    return step[len(ENTRY_PREFIX):] if step.startswith(ENTRY_PREFIX) else None
 
 
 def _step_key(function: str) -> tuple:
@@ -112,6 +125,10 @@ def load_case_file(path: Path, records: dict[str, dict]) -> list[Case]:
     for name in per_step:
         if name not in functions:
             raise CaseError(f"{path}: STEP_REQUIRES names unknown step {name!r}")
+    for name in functions:
+        kind = entry_kind(name)
+        if kind is not None and kind not in ENTRY_KINDS:
+            raise CaseError(f"{path}: {name} names no known entry point (one of {', '.join(ENTRY_KINDS)})")
     cases = []
     for fn in sorted(functions, key=_step_key):
         req = _step_needs(base, check_requires(dict(per_step.get(fn, {})), f"{path}:{fn}"))

@@ -2,6 +2,7 @@
 
 from errkb.verify.case import Refuted
 from verification.cases.sglang._server import create, reaches, runner
+from verification.cases.sglang._launch import first
 
 BACKEND = "sglang-server"
 REQUIRES = {"packages": ["sglang.srt.layers.attention.attention_registry", "sglang.srt.arg_groups.serving_hook"]}
@@ -30,3 +31,9 @@ def fix_1(ctx):
 def control(ctx):
     # An MLA model passes the check and the creator goes on to build CuteDslMLABackend.
     reaches(ctx, "sglang.srt.layers.attention.cutedsl_mla_backend", create, "cutedsl_mla", runner(mla=True))
+
+
+def entry_sglang_server(ctx):
+    # python -m sglang.launch_server --model-path <Llama-shaped> --attention-backend cutedsl_mla
+    first(ctx, ["--attention-backend", "cutedsl_mla"], model="llama",
+          then=lambda args, runner: create("cutedsl_mla", runner))

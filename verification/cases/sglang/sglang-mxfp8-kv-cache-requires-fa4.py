@@ -1,6 +1,7 @@
 """SGLang's FlashAttention backend refuses to run attention on an MXFP8 KV cache when the instance is FA3."""
 
 from verification.cases.sglang._server import decode_standins, fa4_mxfp8_scales_reach_the_kernel, no_scales_without_mxfp8
+from verification.cases.sglang._launch import first
 
 BACKEND = "sglang-server"
 # the FA backend itself is imported by the helpers, with sgl_kernel stood in where it does not load
@@ -22,3 +23,9 @@ def fix_1(ctx):
 def fix_2(ctx):
     # --kv-cache-dtype auto: the FA3 instance has nothing to refuse.
     no_scales_without_mxfp8(ctx, fa_impl_ver=3)
+
+
+def entry_sglang_server(ctx):
+    # --kv-cache-dtype mxfp8 with --attention-backend fa3 (the FA backend's fa3 instance is what
+    # the record refuses); the launcher's own checks of the pair come first.
+    first(ctx, ["--kv-cache-dtype", "mxfp8", "--attention-backend", "fa3"], model="llama")

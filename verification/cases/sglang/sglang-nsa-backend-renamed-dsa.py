@@ -4,6 +4,7 @@ import warnings
 
 from errkb.verify.case import Refuted
 from verification.cases.sglang._server import create, reaches, runner
+from verification.cases.sglang._launch import first
 
 BACKEND = "sglang-server"
 REQUIRES = {"packages": ["sglang.srt.layers.attention.attention_registry"]}
@@ -23,3 +24,10 @@ def fix_1(ctx):
         reaches(ctx, DSA, create, "dsa", runner(mla=True))
     if any(issubclass(w.category, DeprecationWarning) and "nsa" in str(w.message) for w in caught):
         raise Refuted("'dsa' still warns about the nsa alias")
+
+
+def entry_sglang_server(ctx):
+    # --attention-backend nsa on a DeepSeek-V3-shaped MLA model: the warning the user sees, or
+    # whatever the launcher says about the alias first.
+    first(ctx, ["--attention-backend", "nsa"], model="deepseek-v3",
+          then=lambda args, runner: create("nsa", runner))

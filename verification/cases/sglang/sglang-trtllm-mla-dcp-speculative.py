@@ -1,6 +1,7 @@
 """SGLang's registry refuses trtllm_mla as the decode backend when decode context parallelism meets speculative decoding."""
 
 from verification.cases.sglang._server import create, published, reaches, runner
+from verification.cases.sglang._launch import first, model_dir
 
 BACKEND = "sglang-server"
 REQUIRES = {"packages": ["sglang.srt.layers.attention.attention_registry", "sglang.srt.server_args"]}
@@ -25,3 +26,10 @@ def fix_2(ctx):
     with published(attention_backend="trtllm_mla", speculative_algorithm="EAGLE") as args:
         reaches(ctx, "sglang.srt.layers.attention.trtllm_mla_backend",
                 create, "trtllm_mla", runner(mla=True, server_args=args))
+
+
+def entry_sglang_server(ctx):
+    # --attention-backend trtllm_mla --dcp-size 2 --speculative-algorithm EAGLE on an MLA model.
+    first(ctx, ["--attention-backend", "trtllm_mla", "--tp-size", "2", "--dcp-size", "2",
+                "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", model_dir("deepseek-v3")],
+          model="deepseek-v3", then=lambda args, runner: create("trtllm_mla", runner))

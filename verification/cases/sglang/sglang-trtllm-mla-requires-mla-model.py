@@ -1,6 +1,7 @@
 """SGLang's attention registry refuses trtllm_mla for a model that is not served as MLA."""
 
 from verification.cases.sglang._server import create, published, reaches, runner
+from verification.cases.sglang._launch import first
 
 BACKEND = "sglang-server"
 REQUIRES = {"packages": ["sglang.srt.layers.attention.attention_registry", "sglang.srt.server_args"]}
@@ -21,3 +22,10 @@ def control(ctx):
     with published(attention_backend="trtllm_mla") as args:
         reaches(ctx, "sglang.srt.layers.attention.trtllm_mla_backend",
                 create, "trtllm_mla", runner(mla=True, server_args=args))
+
+
+def entry_sglang_server(ctx):
+    # python -m sglang.launch_server --model-path <Llama-shaped> --attention-backend trtllm_mla:
+    # the launcher's argument handling, then the registry's creator as the ModelRunner calls it.
+    first(ctx, ["--attention-backend", "trtllm_mla"], model="llama",
+          then=lambda args, runner: create("trtllm_mla", runner))

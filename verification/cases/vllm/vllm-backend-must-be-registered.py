@@ -2,6 +2,7 @@
 
 from errkb.verify.case import Refuted
 from verification.cases.vllm._vllm import pin_platform
+from verification.cases.vllm._engine import first
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq"]}
@@ -50,3 +51,8 @@ def control(ctx):
         AttentionBackendEnum.CUSTOM.clear_override()
     if path != "my.module.MyBackend":
         raise Refuted(f"registered path resolved as {path}")
+
+
+def entry_vllm_engine(ctx):
+    # vllm serve <Llama-shaped> --attention-backend CUSTOM (an enum member with no class registered).
+    first(ctx, ["--attention-backend", "CUSTOM"])

@@ -2,6 +2,7 @@
 
 from errkb.verify.case import Refuted
 from verification.cases.vllm._vllm_cuda import require_fa_extensions, select_backend, selected
+from verification.cases.vllm._engine import first
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq", "xgrammar", "llguidance", "fastapi", "partial_json_parser", "cachetools", "flashinfer"], "cuda": True, "arch": "sm90"}
@@ -30,3 +31,8 @@ def control(ctx):
     # FLASHINFER forced for head_dim 128 is accepted; TRITON_ATTN (>= 32) takes 96.
     selected(ctx, ctx.call(select_backend(ctx, "FLASHINFER", head_size=128)), "FLASHINFER")
     selected(ctx, ctx.call(select_backend(ctx, "TRITON_ATTN", head_size=96)), "TRITON_ATTN")
+
+
+def entry_vllm_engine(ctx):
+    # vllm serve <a Llama-shaped model with head_dim 96> --attention-backend FLASHINFER
+    first(ctx, ["--attention-backend", "FLASHINFER"], head_dim=96, hidden_size=384)

@@ -1,6 +1,7 @@
 """A non-MLA backend forced for an MLA layer: 'Selected backend ... Reason: [... 'MLA not supported' ...]'."""
 
 from verification.cases.vllm._vllm_cuda import require_fa_extensions, select_backend, selected
+from verification.cases.vllm._engine import first
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq", "xgrammar", "llguidance", "fastapi", "partial_json_parser", "cachetools"], "cuda": True, "arch": "sm90"}
@@ -23,3 +24,8 @@ def fix_1(ctx):
 
 def control(ctx):
     selected(ctx, ctx.call(select_backend(ctx, "TRITON_ATTN", head_size=128)), "TRITON_ATTN")
+
+
+def entry_vllm_engine(ctx):
+    # vllm serve <DeepSeek-V3-shaped> --attention-backend TRITON_ATTN (a non-MLA backend for an MLA model)
+    first(ctx, ["--attention-backend", "TRITON_ATTN"], model="deepseek-v3")

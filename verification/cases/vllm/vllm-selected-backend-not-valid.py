@@ -1,6 +1,7 @@
 """A forced backend whose checks fail raises 'Selected backend ... is not valid'; vLLM's CUDA selector on this GPU."""
 
 from verification.cases.vllm._vllm_cuda import select_backend, selected
+from verification.cases.vllm._engine import first
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq", "xgrammar", "llguidance", "fastapi", "partial_json_parser", "cachetools"], "cuda": True, "arch": "sm90"}
@@ -24,3 +25,8 @@ def fix_2(ctx):
 
 def control(ctx):
     selected(ctx, ctx.call(select_backend(ctx, "TRITON_ATTN", head_size=128)), "TRITON_ATTN")
+
+
+def entry_vllm_engine(ctx):
+    # vllm serve <a model with head_dim 16> --attention-backend TRITON_ATTN
+    first(ctx, ["--attention-backend", "TRITON_ATTN"], head_dim=16, hidden_size=64)

@@ -2,6 +2,7 @@
 
 from errkb.verify.case import Refuted
 from verification.cases.vllm._vllm import pin_platform
+from verification.cases.vllm._engine import first
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq"]}
@@ -34,3 +35,8 @@ def control(ctx):
         raise Refuted("'auto' did not select automatic backend choice")
     if ctx.call(_attention_config, "flash_attn").backend.name != "FLASH_ATTN":
         raise Refuted("lower-case member name not accepted")
+
+
+def entry_vllm_engine(ctx):
+    # vllm serve <Llama-shaped> --attention-backend XFORMERS (a name earlier releases had).
+    first(ctx, ["--attention-backend", "XFORMERS"])

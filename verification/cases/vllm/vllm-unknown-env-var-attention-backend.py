@@ -5,6 +5,7 @@ from unittest import mock
 
 from errkb.verify.case import Refuted
 from verification.cases.vllm._vllm import pin_platform
+from verification.cases.vllm._engine import first
 
 BACKEND = "vllm"
 REQUIRES = {"packages": ["vllm.platforms.interface", "vllm.v1.attention.backends.registry", "cbor2", "openai_harmony", "openai", "pydantic", "zmq"]}
@@ -55,3 +56,8 @@ def fix_3(ctx):
 def control(ctx):
     # A variable vLLM 0.33 does read passes the same check.
     ctx.not_logged(LOGGER, _validate, {"VLLM_BATCH_INVARIANT": "0"})
+
+
+def entry_vllm_engine(ctx):
+    # VLLM_ATTENTION_BACKEND=FLASHINFER vllm serve <Llama-shaped> (the variable earlier releases read)
+    first(ctx, [], env={"VLLM_ATTENTION_BACKEND": "FLASHINFER"})
