@@ -9,10 +9,12 @@
 #   run(carry=[".gpu/entry-vllm"],   command="ERRKB_COMMIT=<sha> bash verification/device/entry.sh run vllm")
 # Results: $OUT/r-entry-<project>.jsonl; then, here, errkb verify merge.
 #
-# The vLLM engine path imports five small packages the claim steps never needed; `prep` fetches
+# The vLLM engine path imports small packages the claim steps never needed; `prep` fetches
 # them by pinned version (ENTRY_EXTRA) for CPython 3.12 on manylinux x86_64.
 set -euo pipefail
-ENTRY_EXTRA=(cloudpickle==3.1.3 uvloop==0.23.0 py-cpuinfo==9.0.0 prometheus_client==0.26.0 einops==0.8.2)
+ENTRY_EXTRA=(cloudpickle==3.1.3 uvloop==0.23.0 py-cpuinfo==9.0.0 prometheus_client==0.26.0 einops==0.8.2
+  pyzmq==27.3.0 msgspec==0.23.0 blake3==1.0.11 setproctitle==1.3.8 pybase64==1.5.1 python-json-logger==4.2.0
+  orjson==3.13.0 ijson==3.6.0)
 
 wheels_of() {  # PAYLOAD: the lock's wheel files for that payload
   python3 - "$1" <<'EOF'
@@ -32,6 +34,12 @@ if [ "${1:-}" = "prep" ]; then
     [ -f ".gpu/build/$site.tar.xz" ] || { echo "missing .gpu/build/$site.tar.xz: run make gpu-payload first" >&2; exit 3; }
     cp ".gpu/build/$site.tar.xz" "$dir/"
     wheels_of "$site" | while read -r w; do cp ".gpu-cache/$w" "$dir/wheels/"; done
+    # In call 4 vLLM finds pydantic in SGLang's payload; the vLLM engine path alone needs it too
+    # (openai_harmony, vLLM's config classes).
+    if [ $p = vllm ]; then
+      wheels_of sglang-server | grep -E '^(pydantic|pydantic_core|annotated_types|typing_inspection)-' |
+        while read -r w; do cp ".gpu-cache/$w" "$dir/wheels/"; done
+    fi
   done
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
