@@ -37,6 +37,7 @@ if [ ! -f "$ROOT/prepared-$RECIPE" ]; then
   rm -rf "$ROOT" && mkdir -p "$ROOT"
   tar -xJf "$ARCHIVE" -C "$ROOT"
   python3 "$HERE/fa3_reduce.py" "$SRC" > "$ROOT/compiled.txt" || die 1 "reducing the sources failed (see above)"
+  mkdir -p "$SRC/hopper/flash_attn_3"  # build_ext --inplace copies _C*.so there; v2.8.3's hopper/ has no such folder
   touch "$ROOT/prepared-$RECIPE"
 fi
 
