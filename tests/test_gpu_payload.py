@@ -45,6 +45,72 @@ def test_run_sh_follows_the_lock_s_call_plan():
     assert needed and needed <= {p.name for p in lock.payloads}
 
 
+def test_the_xformers_abi_wheels_are_pinned_and_installed_by_the_kernel_call():
+    lock = pack.load_lock()
+    pins = {pack.normalize(f.package): f for f in lock.files_of("xformers-abi")}
+    assert {k: f.version for k, f in pins.items()} == {"xformers": "0.0.28.post3", "nvidia_cuda_runtime_cu12": "12.1.105"}
+    assert all(f.uses == {"xformers-abi": "wheel"} for f in pins.values())
+    sys.path.insert(0, str(REPO / "verification" / "cases"))
+    import _xformers_wheels  # the file names the cases unpack from .gpu/xf when not run by run.sh
+
+    assert {f.file for f in pins.values()} == set(_xformers_wheels.WHEELS.values())
+    payload = next(p for p in lock.payloads if p.name == "xformers-abi")
+    run_sh = (DEVICE / "run.sh").read_text()
+    # its cases are sdpa cases, run by call 3: installed there, and the cases told where
+    assert max(payload.calls) == 3 and re.search(r"install_payload 3 \S*xformers-abi", run_sh)
+    assert f"export ERRKB_XFORMERS_SITE=/root/{payload.site} " in run_sh
+
+
+def test_the_xformers_cases_use_the_installed_site_when_run_sh_names_it(tmp_path, monkeypatch):
+    sys.path.insert(0, str(REPO / "verification" / "cases"))
+    import _xformers_wheels
+
+    class Skip(Exception):
+        pass
+
+    class Ctx:
+        def skip(self, reason):
+            raise Skip(reason)
+
+    monkeypatch.setenv("ERRKB_XFORMERS_SITE", str(tmp_path))
+    (tmp_path / "xformers").mkdir()
+    (tmp_path / "xformers" / "__init__.py").write_text("")
+    assert _xformers_wheels.unpacked(Ctx(), "old") == tmp_path
+    with pytest.raises(Skip, match="nvidia/cuda_runtime/lib is not here"):
+        _xformers_wheels.unpacked(Ctx(), "cudart12")
+    (tmp_path / "nvidia" / "cuda_runtime" / "lib").mkdir(parents=True)
+    assert _xformers_wheels.unpacked(Ctx(), "cudart12") == tmp_path
+
+
+def test_the_real_lock_s_plan_keeps_each_call_under_its_limit(tmp_path):
+    """The plan of the committed lock over files of the sizes `make gpu-payload` measured
+    (tests/data/gpu_payload_sizes.json; refresh it from .gpu/call1/manifest.json and the cache
+    when a pin moves): every call folder under the limit, every payload installed by its last call."""
+    lock = pack.load_lock()
+    sizes = json.loads((REPO / "tests" / "data" / "gpu_payload_sizes.json").read_text())
+    shipped = {f.file for f in lock.files if pack.WHEEL in f.uses.values()}
+    assert set(sizes["wheels"]) == shipped, "a pin moved: refresh tests/data/gpu_payload_sizes.json"
+    assert set(sizes["archives"]) == {f_use for f in lock.files for f_use, use in f.uses.items() if use != pack.WHEEL}
+
+    def sized(name: str, size: int) -> Path:
+        path = tmp_path / name
+        with open(path, "wb") as f:
+            f.truncate(size)  # sparse: only the size matters to the plan
+        return path
+
+    entries = []
+    for payload in lock.payloads:
+        archive = sized(f"{payload.name}.tar.xz", sizes["archives"][payload.name]) if payload.name in sizes["archives"] else None
+        wheels = [sized(f.file, sizes["wheels"][f.file]) for f in lock.files_of(payload.name) if f.uses[payload.name] == pack.WHEEL]
+        entries.append((payload, archive, wheels))
+    limit = int(lock.call_limit_mib * pack.MIB) - 64 * 1024
+    plan = payload_plan.plan_calls(entries, limit)
+    assert all(plan.used(c) <= limit for c in payload_plan.all_calls(lock))
+    for payload in lock.payloads:
+        assert {p.call for p in plan.pieces if p.payload == payload.name} <= set(payload.calls)
+    assert max(p.call for p in plan.pieces if p.payload == "xformers-abi") <= 3
+
+
 def _lock_data() -> dict:
     return json.loads(pack.LOCK.read_text())
 

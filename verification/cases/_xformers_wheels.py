@@ -29,7 +29,15 @@ def folder() -> Path:
 
 
 def unpacked(ctx, which: str) -> Path:
-    """The wheel unpacked into a folder of its own (once per process)."""
+    """The wheel unpacked into a folder of its own (once per process), or the site `make
+    gpu-payload`'s xformers-abi payload unpacked both wheels into (ERRKB_XFORMERS_SITE, set by
+    run.sh), which holds the same files side by side."""
+    site = os.environ.get("ERRKB_XFORMERS_SITE")
+    if site:
+        marker = {"old": "xformers/__init__.py", "cudart12": "nvidia/cuda_runtime/lib"}[which]
+        if not (Path(site) / marker).exists():
+            ctx.skip(f"{Path(site) / marker} is not here (ERRKB_XFORMERS_SITE: the xformers-abi payload, call 3)")
+        return Path(site)
     wheel = folder() / WHEELS[which]
     if not wheel.is_file():
         ctx.skip(f"{wheel} is not here (carry .gpu/xf: see docs/verification.md)")
