@@ -296,6 +296,7 @@ class MatchIndex:
         self.entries = [entries[i] for i in sorted(range(len(entries)), key=lambda i: -weights[i])]
         self.evidence_of = {r.id: tuple(EvidenceRef(e.contains, e.package) for e in r.evidence)
                             for r in dataset.records if r.evidence}
+        self.wrappers = frozenset(r.id for r in dataset.records if r.wraps_cause)
         # Each entry's text up to its first placeholder, sorted, to find what a cut-off line begins.
         self.heads = sorted((head, i) for i, e in enumerate(self.entries)
                             if len(head := " ".join(templates.parse(e.template)[0][0].split())) >= MIN_CUT_PREFIX)
@@ -304,11 +305,12 @@ class MatchIndex:
 
     @classmethod
     def assemble(cls, entries: Sequence[Entry], evidence_of: dict[str, tuple[EvidenceRef, ...]],
-                 heads: list[tuple[str, int]], exact_candidates, weighted_candidates) -> "MatchIndex":
+                 wrappers: frozenset[str], heads: list[tuple[str, int]], exact_candidates,
+                 weighted_candidates) -> "MatchIndex":
         """An index from parts built earlier (errkb.index_cache keeps them on disk)."""
         index = cls.__new__(cls)
         index.dataset = None
-        index.entries, index.evidence_of, index.heads = entries, evidence_of, heads
+        index.entries, index.evidence_of, index.wrappers, index.heads = entries, evidence_of, wrappers, heads
         index.exact_candidates, index.weighted_candidates = exact_candidates, weighted_candidates
         return index
 
@@ -484,8 +486,11 @@ class MatchIndex:
                     best[match_id] = (own_score, specificity, kind, own_hit, named is not None)
         ranked = [item for item in best.items() if item[1][0] >= MIN_SCORE]
         if len(ranked) > 1:  # at equal scores (capped at 1.0), named evidence goes first
-            ranked.sort(key=lambda item: (-round(item[1][0], 3), not item[1][4], -item[1][1],
-                                          item[1][2] != "record", item[0]))
+            # a wrapper's message follows the record of the cause it prints, wherever both match
+            wrappers = self.wrappers
+            causes = any(k == "record" and i not in wrappers for i, (_, _, k, _, _) in ranked)
+            ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3), not item[1][4],
+                                          -item[1][1], item[1][2] != "record", item[0]))
         return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, _) in ranked[:limit]]
 
     @staticmethod

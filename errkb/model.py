@@ -251,6 +251,10 @@ class Record(_Strict):
     evidence: list[Evidence] = Field(
         default=[], description="When set, the record answers only pastes that contain one of these "
         "texts, and then ranks above records without evidence that share its message.")
+    wraps_cause: bool = Field(
+        default=False, description="The message is a wrapper that prints the real error with it (a loader "
+        "listing why each attempt failed, a build's summary line): when another record also matches the "
+        "paste, that record answers first and this one follows.")
     entry_points: list[EntryPoint] = Field(
         default=[], description="Servers, engines and model loading through which users reach the message; "
         "each is checked by the case step entry_<kind>. Empty when users reach it only by calling a library themselves.")

@@ -180,6 +180,19 @@ def test_a_line_with_a_few_words_of_a_long_message_is_not_that_message(index):
     assert hit is not None and hit.id == "flashinfer-prefill-invalid-mma-configuration"
 
 
+def test_a_wrappers_record_follows_the_record_of_the_cause_it_prints(index):
+    # sgl_kernel's loader headline scores higher (a longer exact message) than the ABI mismatch it
+    # lists below it; the headline's record declares wraps_cause, so the cause answers first
+    text = ("ImportError: \n[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
+            "Error details from previous import attempts:\n- ImportError: /usr/lib/python3.10/dist-packages/"
+            "sgl_kernel/sm100/common_ops.abi3.so: undefined symbol: _ZNK3c106SymInt6sym_neERKS0_\n")
+    got = [m.id for m in index.match(text)]
+    assert "sgl-kernel-common-ops-load-failed" in index.wrappers
+    assert got[0] == "sgl-kernel-undefined-symbol-torch-abi" and "sgl-kernel-common-ops-load-failed" in got[1:]
+    alone = "ImportError: \n[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
+    assert top(index, alone).id == "sgl-kernel-common-ops-load-failed"
+
+
 def test_an_info_line_explains_a_paste_with_no_error_line(index):
     info = "INFO 05-10 12:00:00 selector.py:217] Cannot use FlashAttention-2 backend for Volta and Turing GPUs.\n"
     hit = top(index, "INFO 05-10 12:00:00 llm_engine.py:100] Initializing an LLM engine\n" + info)
