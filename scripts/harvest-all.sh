@@ -63,7 +63,7 @@ for v in 0.2.7 0.3.3 0.4.3 0.5.5 0.6.6.post1 0.7.3 0.8.5 0.9.2 0.10.2 0.11.0 0.1
 for v in 0.0.13 0.0.16 0.0.20 0.0.23.post1 0.0.28.post3 0.0.32.post2 0.0.35; do $ERRKB harvest xformers $v "git:$XF_REPO@v$v"; done
 for v in 4.36.2 4.41.2 4.46.3 4.51.3 4.57.3 5.25.0; do $ERRKB harvest transformers $v "$(fetch_wheel transformers $v transformers)"; done
 # diffusers' attention processors and (0.35+) attention dispatcher, as diffusion pipelines hit them.
-for v in 0.21.4 0.27.2 0.31.0 0.35.2 0.42.1; do $ERRKB harvest diffusers $v "$(fetch_wheel diffusers $v diffusers)"; done
+for v in 0.12.1 0.15.1 0.18.2 0.21.4 0.27.2 0.31.0 0.35.2 0.42.1; do $ERRKB harvest diffusers $v "$(fetch_wheel diffusers $v diffusers)"; done
 # Triton's resource, autotuning and dtype-support messages (Python files of its wheels).
 for v in 2.1.0 3.0.0; do $ERRKB harvest triton $v "$(fetch_wheel triton $v triton --only-binary=:all: --python-version 3.11 --platform manylinux2014_x86_64)"; done
 for v in 3.5.1 3.6.0 3.7.0 3.7.1 3.8.0 3.9.0; do $ERRKB harvest triton $v "$(fetch_wheel triton $v triton "${plat[@]}")"; done  # 3.6+: by `errkb update`, 2026-12-02
