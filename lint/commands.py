@@ -19,6 +19,7 @@ from errkb.lint.filekinds import file_kind
 from errkb.lint.launch import (ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, shell_value,
                                value_part)
 from errkb.lint.rule import LintContext
+from errkb.lint.training_configs import MARKERS as CONFIG_MARKERS, config_launches
 
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
@@ -223,6 +224,7 @@ def _walk_yaml(loc: _Locator, node, out: list[Launch]) -> None:
     out.extend(launches)
     if not launches:
         out.extend(got for name, s in env if (got := env_launch(name, s.value, s.anchor)))
+    out.extend(config_launches(fields, lambda n: _scalar_span(loc, n)))  # training frameworks' YAML
     for key, value in node.value:
         if key.value not in ("env", "environment", "command", "args", "entrypoint"):
             _walk_yaml(loc, value, out)
@@ -267,6 +269,8 @@ def _yaml_env(loc: _Locator, node) -> list[tuple[str, Setting]]:
 
 # ------------------------------------------------------------------ linting
 
+_MARKERS = (b"vllm", b"sglang", b"VLLM_")  # a file without any of these launches nothing
+
 
 def launches_of(text: str, kind: str) -> list[Launch]:
     loc = _Locator(text)
@@ -283,7 +287,8 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
     from errkb.lint.results import FileResult, Finding, unused_suppressions
 
     result = FileResult(path)
-    if b"vllm" not in source and b"sglang" not in source and b"VLLM_" not in source:
+    kind = file_kind(path) or "shell"
+    if not any(m in source for m in _MARKERS + (CONFIG_MARKERS if kind == "yaml" else ())):
         return result
     try:
         text = source.decode("utf-8")
@@ -291,11 +296,11 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
         result.skipped = "cannot decode: not UTF-8"
         return result
     try:
-        launches = launches_of(text, file_kind(path) or "shell")
+        launches = launches_of(text, kind)
     except Exception as exc:  # malformed YAML and the like: say so, lint the other files
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        result.skipped = f"cannot read as {file_kind(path) or 'shell'}{where}: {type(exc).__name__}"
+        result.skipped = f"cannot read as {kind}{where}: {type(exc).__name__}"
         return result
     ctx = LintContext(None, tuple(archs), dict(versions or {}))
     sup = suppressions(source)
