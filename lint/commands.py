@@ -1,4 +1,5 @@
-"""Launch commands outside Python: shell scripts, Dockerfiles, docker compose and Kubernetes YAML.
+"""Launch commands outside Python: shell scripts, Dockerfiles, docker compose and Kubernetes YAML,
+Markdown shell blocks and notebooks (lint/documents.py), and training configs (lint/training_configs.py).
 
 Each file becomes Launches (launch.py): `vllm serve ...`, `python -m vllm.entrypoints.openai.api_server
 ...`, `python -m sglang.launch_server ...`, `sglang serve ...` with their options, and VLLM_*
@@ -15,6 +16,7 @@ import json
 import re
 import shlex
 
+from errkb.lint.documents import map_span, markdown_shell, notebook_sources, python_module
 from errkb.lint.filekinds import file_kind
 from errkb.lint.launch import (ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, shell_value,
                                value_part)
@@ -272,13 +274,56 @@ def _yaml_env(loc: _Locator, node) -> list[tuple[str, Setting]]:
 _MARKERS = (b"vllm", b"sglang", b"VLLM_")  # a file without any of these launches nothing
 
 
+class _MappedLocator(_Locator):
+    """A locator over text assembled from pieces of a file (a notebook's cells): spans are
+    reported where each character is in the file."""
+
+    def __init__(self, virtual, original: str) -> None:
+        super().__init__(virtual.text)
+        self.virtual = virtual
+        self.original = _Locator(original)
+
+    def span(self, start: int, length: int) -> Span:
+        return map_span(self.virtual, self.original, start, length)
+
+
 def launches_of(text: str, kind: str) -> list[Launch]:
+    if kind == "markdown":  # fenced shell blocks, prompts and output blanked in place
+        masked, blocks = markdown_shell(text)
+        loc = _Locator(masked)
+        return [launch for a, b in blocks for launch in shell_launches(loc, a, b)]
+    if kind == "notebook":
+        shell, _, _ = notebook_sources(text)
+        return shell_launches(_MappedLocator(shell, text), 0, len(shell.text))
     loc = _Locator(text)
     if kind == "docker":
         return docker_launches(loc)
     if kind == "yaml":
         return yaml_launches(loc)
     return shell_launches(loc, 0, len(text))
+
+
+def notebook_python(text: str, path: str, rules, archs, texts, versions) -> list:
+    """Findings of a notebook's Python cells (one module, magics blanked), at their places in the file.
+    A fix is dropped: its offsets are in the assembled module, not in the notebook."""
+    from dataclasses import replace
+
+    from errkb.lint.engine import lint_source
+
+    _, python, ranges = notebook_sources(text)
+    module = python_module(python, ranges)
+    if not module.strip():
+        return []
+    got = lint_source(module.encode(), path + ".py", rules, archs, texts, module="notebook", versions=versions)
+    lines, original = _Locator(module), _Locator(text)
+    out = []
+    for f in got.findings:
+        start = lines.starts[f.line - 1] + f.col - 1
+        end = lines.starts[f.end_line - 1] + f.end_col - 1 if f.end_line else start
+        span = map_span(python, original, start, max(end - start, 0))
+        out.append(replace(f, path=path, line=span.line, col=span.col, end_line=span.end_line,
+                           end_col=span.end_col, fix=None))
+    return out
 
 
 def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, report_unused=False):
@@ -288,7 +333,7 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
 
     result = FileResult(path)
     kind = file_kind(path) or "shell"
-    if not any(m in source for m in _MARKERS + (CONFIG_MARKERS if kind == "yaml" else ())):
+    if kind != "notebook" and not any(m in source for m in _MARKERS + (CONFIG_MARKERS if kind == "yaml" else ())):
         return result
     try:
         text = source.decode("utf-8")
@@ -320,7 +365,9 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
                     continue
                 findings.append(Finding(path, span.line, span.col, rule.CODE, rule.NAME, rep.record,
                                         render(rep, texts), span.end_line, span.end_col))
-    if report_unused:
+    if kind == "notebook":
+        findings += notebook_python(text, path, [r for r in rules if r.CODE != "EKB000"], archs, texts, versions)
+    elif report_unused:  # (in a notebook a comment may belong to a Python cell: not reported there)
         findings += unused_suppressions(path, sup, used, "on this line")
     result.findings = sorted(set(findings))
     return result

@@ -12,6 +12,7 @@ rule covers Python, shell, Dockerfile and YAML alike.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -124,10 +125,15 @@ def value_part(anchor: object, skip: int) -> object:
     return anchor
 
 
+# a placeholder in documentation or a template: <name>, {name}, {a|b}, [NAME], ...
+_PLACEHOLDER = re.compile(r"[<>]|\{[^\"'{}]*\}|^\{(?![\"'])|\.\.\.|^\[.*\]$")
+
+
 def shell_value(value: object) -> object:
     """A command-line or environment value as the program will see it: UNKNOWN when it is
-    expanded at run time (`$X`, `${X:-default}`, `$(cmd)`, backquotes, Kubernetes' `$(VAR)`)."""
-    if isinstance(value, str) and ("$" in value or "`" in value):
+    expanded at run time (`$X`, `${X:-default}`, `$(cmd)`, backquotes, Kubernetes' `$(VAR)`) or is a
+    placeholder (`<backend>`, `{backend}`, `[BACKEND]`, `...`: README and str.format templates)."""
+    if isinstance(value, str) and ("$" in value or "`" in value or _PLACEHOLDER.search(value)):
         return UNKNOWN
     return value
 

@@ -5,6 +5,7 @@ each release accepts (data/lint/choices.json), and the KV-cache dtype against th
 from __future__ import annotations
 
 import difflib
+import json
 
 from errkb.lint import choices
 from errkb.lint.launch import ConfigRule, target_version
@@ -82,6 +83,9 @@ class VllmUnknownAttentionBackend(ConfigRule):
         Example("vllm serve m --attention-backend $BACKEND\n", path="serve.sh"),
         Example("containers:\n- args: [serve, m]\n  env:\n  - name: VLLM_ATTENTION_BACKEND\n"
                 "    value: $(BACKEND)\n", path="deploy.yaml"),
+        # documentation: a placeholder, output lines of a console block, a block that is not shell
+        Example("```console\n$ vllm serve m --attention-backend <BACKEND>\nINFO --attention-backend sdpa\n```\n"
+                "```text\nvllm serve m --attention-backend sdpa\n```\n", path="README.md"),
     ]
     INVALID = [
         Example(_PY + "llm = LLM(model='m', attention_backend='flash_attention_2')"),
@@ -92,6 +96,13 @@ class VllmUnknownAttentionBackend(ConfigRule):
         Example("vllm serve m --attention-backend=XFORMERS\n", path="serve.sh", versions=(("vllm", "0.34.0"),)),
         Example("import subprocess\nsubprocess.run(['vllm', 'serve', 'm', '--attention-backend', 'fa3'])"),
         Example("FROM vllm/vllm-openai:latest\nENV VLLM_ATTENTION_BACKEND=FLASH_ATTN_V2\n", path="Dockerfile"),
+        Example("## Serve\n\n```bash\nvllm serve Qwen/Qwen3-8B \\\n    --attention-backend FLASH_ATTN_3\n```\n",
+                path="README.md"),
+        Example(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                       "source": ["!vllm serve m --attention-backend fa3\n", "import os\n",
+                                                  "os.environ['VLLM_ATTENTION_BACKEND'] = 'FLASH_ATTENTION'"]}],
+                            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1),
+                path="serve.ipynb", findings=2),
     ]
 
     def check_launch(self, launch, ctx):
