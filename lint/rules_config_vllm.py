@@ -123,27 +123,35 @@ class VllmUnknownAttentionBackend(ConfigRule):
 
 @register
 class VllmAttentionEnvNotRead(ConfigRule):
-    """`VLLM_ATTENTION_BACKEND` (or `VLLM_FLASH_ATTN_VERSION`, `VLLM_USE_TRTLLM_ATTENTION`) set
-    for a vLLM release that no longer reads it (0.20 and later in the releases read): the backend is
-    chosen automatically and vLLM only warns. Fires only with a target vLLM version."""
+    """`VLLM_ATTENTION_BACKEND` (or `VLLM_FLASH_ATTN_VERSION`, `VLLM_USE_TRTLLM_ATTENTION`,
+    `VLLM_USE_V1`) set for a vLLM release that does not read it: the attention variables went in 0.20
+    (the backend is then chosen automatically), `VLLM_USE_V1` in 0.12, when V1 became the only engine
+    (it is read in 0.7.3-0.11.0 of the releases read). Releases from 0.17 warn about a VLLM_* variable
+    they do not know; 0.12-0.16 ignore it silently. Fires only with a target vLLM version."""
 
     CODE = "EKB602"
     NAME = "vllm-attention-env-not-read"
     RECORDS = ("vllm-unknown-env-var-attention-backend",)
     TOOL = "vllm"
-    PREFILTER = ((b"VLLM_ATTENTION_BACKEND",), (b"VLLM_FLASH_ATTN_VERSION",), (b"VLLM_USE_TRTLLM_ATTENTION",))
-    _NEW = {"VLLM_ATTENTION_BACKEND": "--attention-backend NAME (attention_backend='NAME' in Python)",
-            "VLLM_FLASH_ATTN_VERSION": "--attention-config.flash_attn_version N",
-            "VLLM_USE_TRTLLM_ATTENTION": "--attention-config.use_trtllm_attention true"}
+    PREFILTER = ((b"VLLM_ATTENTION_BACKEND",), (b"VLLM_FLASH_ATTN_VERSION",), (b"VLLM_USE_TRTLLM_ATTENTION",),
+                 (b"VLLM_USE_V1",))
+    _NEW = {"VLLM_ATTENTION_BACKEND": "use --attention-backend NAME (attention_backend='NAME' in Python)",
+            "VLLM_FLASH_ATTN_VERSION": "use --attention-config.flash_attn_version N",
+            "VLLM_USE_TRTLLM_ATTENTION": "use --attention-config.use_trtllm_attention true",
+            "VLLM_USE_V1": "remove it (the V1 engine is the only engine; there is no V0 to switch to)"}
     VALID = [
         "import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'FLASHINFER'",
         Example("import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'FLASHINFER'", versions=(("vllm", "0.11.0"),)),
+        Example("export VLLM_USE_V1=0\nvllm serve m\n", path="serve.sh", versions=(("vllm", "0.10.2"),)),
+        Example("import os\nos.environ['VLLM_USE_V1'] = '1'"),  # no target version: not judged
     ]
     INVALID = [
         Example("import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'FLASHINFER'", versions=(("vllm", "0.30.0"),)),
         Example("services:\n  vllm:\n    image: vllm/vllm-openai:v0.30.0\n    environment:\n"
                 "      - VLLM_ATTENTION_BACKEND=FLASHINFER\n      - VLLM_FLASH_ATTN_VERSION=2\n",
                 path="compose.yaml", versions=(("vllm", "0.34.0"),), findings=2),
+        Example("FROM vllm/vllm-openai:v0.20.0\nENV VLLM_USE_V1=1\n", path="Dockerfile", versions=(("vllm", "0.20.0"),)),
+        Example("import os\nos.environ['VLLM_USE_V1'] = '0'\nfrom vllm import LLM", versions=(("vllm", "0.34.0"),)),
     ]
 
     def check_launch(self, launch, ctx):
@@ -153,8 +161,12 @@ class VllmAttentionEnvNotRead(ConfigRule):
         for name, setting in launch.env.items():
             if name in self._NEW and name not in rel.choices("env_vars"):
                 read = choices.history("vllm", "env_vars", lambda r, n=name: n in (r.choices("env_vars") or ()))
-                yield self.at(setting, env=name,
-                              hint=f"vllm {rel.version} ignores it ({read}); use {self._NEW[name]}")
+                hint = f"vllm {rel.version} does not read it ({read}); {self._NEW[name]}"
+                if rel.value("warns_unknown_env", True):
+                    yield self.at(setting, env=name, hint=hint)
+                else:  # nothing is printed: say what happens in the linter's own words
+                    yield self.at(setting, hint=hint, text=f"{name} is set but vllm {rel.version} ignores it "
+                                                            "without a warning (it does not read the variable)")
 
 
 @register

@@ -120,7 +120,8 @@ def argparse_choices(rel: Release, paths: list[str], flag: str, names: dict) -> 
 
 
 # the environment variables and engine arguments the rules ask about (kept small on purpose)
-WATCHED_ENV = {"VLLM_ATTENTION_BACKEND", "VLLM_FLASH_ATTN_VERSION", "VLLM_USE_TRTLLM_ATTENTION"}
+WATCHED_ENV = {"VLLM_ATTENTION_BACKEND", "VLLM_FLASH_ATTN_VERSION", "VLLM_USE_TRTLLM_ATTENTION", "VLLM_USE_V1"}
+_UNKNOWN_ENV = "Unknown vLLM environment variable detected"
 WATCHED_ARGS = {"attention_backend", "attention_config", "kv_cache_dtype"}
 
 
@@ -145,6 +146,10 @@ def vllm_facts(rel: Release) -> dict:
             if isinstance(node, ast.Dict):
                 known |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
         facts["env_vars"] = {"choices": sorted(k for k in known if k in WATCHED_ENV), "source": "vllm/envs.py"}
+        # whether a VLLM_* variable the release does not know is reported (a warning, or an error with
+        # --fail-on-environ-validation); where it is not, such a variable is ignored silently
+        where = next((p for p in ("vllm/envs.py", "vllm/platforms/interface.py") if _UNKNOWN_ENV in rel.text(p)), None)
+        facts["warns_unknown_env"] = {"value": where is not None, "source": where or "vllm/envs.py"}
     arg_utils = rel.tree("vllm/engine/arg_utils.py")
     if arg_utils is not None:
         fields = {n.target.id for c in ast.walk(arg_utils) if isinstance(c, ast.ClassDef) and c.name == "EngineArgs"
