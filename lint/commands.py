@@ -18,6 +18,7 @@ import shlex
 
 from errkb.lint.documents import map_span, markdown_shell, notebook_sources, python_module
 from errkb.lint.filekinds import file_kind
+from errkb.lint.pins import file_versions, image_versions
 from errkb.lint.launch import (ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, shell_value,
                                value_part)
 from errkb.lint.rule import LintContext
@@ -223,9 +224,14 @@ def _walk_yaml(loc: _Locator, node, out: list[Launch]) -> None:
     launches.extend(_argv_launches(loc, argv, ranges))
     for launch in launches:
         launch.env.update({name: s for name, s in env})
-    out.extend(launches)
     if not launches:
-        out.extend(got for name, s in env if (got := env_launch(name, s.value, s.anchor)))
+        launches = [got for name, s in env if (got := env_launch(name, s.value, s.anchor))]
+    image = fields.get("image")  # the container's (service's) image decides its version
+    if isinstance(image, yaml.ScalarNode) and launches:
+        for package, got in image_versions(image.value).items():
+            for launch in launches:
+                launch.versions.setdefault(package, (got[0], f"image {image.value} at line {image.start_mark.line + 1}"))
+    out.extend(launches)
     out.extend(config_launches(fields, lambda n: _scalar_span(loc, n)))  # training frameworks' YAML
     for key, value in node.value:
         if key.value not in ("env", "environment", "command", "args", "entrypoint"):
@@ -303,7 +309,7 @@ def launches_of(text: str, kind: str) -> list[Launch]:
     return shell_launches(loc, 0, len(text))
 
 
-def notebook_python(text: str, path: str, rules, archs, texts, versions) -> list:
+def notebook_python(text: str, path: str, rules, archs, texts, versions, pinned) -> list:
     """Findings of a notebook's Python cells (one module, magics blanked), at their places in the file.
     A fix is dropped: its offsets are in the assembled module, not in the notebook."""
     from dataclasses import replace
@@ -314,7 +320,8 @@ def notebook_python(text: str, path: str, rules, archs, texts, versions) -> list
     module = python_module(python, ranges)
     if not module.strip():
         return []
-    got = lint_source(module.encode(), path + ".py", rules, archs, texts, module="notebook", versions=versions)
+    got = lint_source(module.encode(), path + ".py", rules, archs, texts, module="notebook", versions=versions,
+                      pinned=pinned)
     lines, original = _Locator(module), _Locator(text)
     out = []
     for f in got.findings:
@@ -326,8 +333,9 @@ def notebook_python(text: str, path: str, rules, archs, texts, versions) -> list
     return out
 
 
-def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, report_unused=False):
-    """Findings for one shell script, Dockerfile or YAML file (never raises on bad input)."""
+def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, report_unused=False, pinned=None):
+    """Findings for one shell script, Dockerfile, YAML, Markdown file or notebook (never raises on
+    bad input). `pinned`: the project's pinned versions (lint/pins.py), below the file's own."""
     from errkb.lint.engine import render, suppressions
     from errkb.lint.results import FileResult, Finding, unused_suppressions
 
@@ -347,7 +355,11 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
         where = f" at line {mark.line + 1}" if mark is not None else ""
         result.skipped = f"cannot read as {kind}{where}: {type(exc).__name__}"
         return result
-    ctx = LintContext(None, tuple(archs), dict(versions or {}))
+    own = file_versions(text) if launches or kind == "notebook" else {}
+    for launch in launches:
+        for package, got in own.items():
+            launch.versions.setdefault(package, got)
+    ctx = LintContext(None, tuple(archs), dict(versions or {}), dict(pinned or {}))
     sup = suppressions(source)
     used: dict[int, set[str]] = {}
     findings = []
@@ -366,7 +378,7 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
                 findings.append(Finding(path, span.line, span.col, rule.CODE, rule.NAME, rep.record,
                                         render(rep, texts), span.end_line, span.end_col))
     if kind == "notebook":
-        findings += notebook_python(text, path, [r for r in rules if r.CODE != "EKB000"], archs, texts, versions)
+        findings += notebook_python(text, path, rules, archs, texts, versions, {**(pinned or {}), **own})
     elif report_unused:  # (in a notebook a comment may belong to a Python cell: not reported there)
         findings += unused_suppressions(path, sup, used, "on this line")
     result.findings = sorted(set(findings))

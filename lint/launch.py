@@ -46,6 +46,8 @@ class Launch:
     settings: dict[str, Setting] = field(default_factory=dict)
     env: dict[str, Setting] = field(default_factory=dict)
     entry: str = ""  # how a command line starts the server: 'sglang serve', 'sglang.launch_server', ...
+    # target versions the launch's own file or container names: package -> (version, where read)
+    versions: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def get(self, key: str) -> Setting | None:
         return self.settings.get(key)
@@ -181,9 +183,29 @@ class ConfigRule(Rule):
         return rep
 
 
-def target_version(ctx, package: str) -> str | None:
-    return (getattr(ctx, "versions", None) or {}).get(package)
+def target_version(ctx, package: str, launch: Launch | None = None) -> str | None:
+    """The release a launch is checked against (lint/pins.py has the precedence): the configured
+    target version, else the version of the launch's own image or file, else the project's pin."""
+    return _target(ctx, package, launch)[0]
+
+
+def _target(ctx, package: str, launch: Launch | None) -> tuple[str | None, str]:
+    explicit = (getattr(ctx, "versions", None) or {}).get(package)
+    if explicit:
+        return explicit, ""
+    got = (launch.versions if launch is not None else {}).get(package) \
+        or (getattr(ctx, "pinned", None) or {}).get(package)
+    return (got[0], f" [target {package} {got[0]}: {got[1]}]") if got else (None, "")
+
+
+def target_release(ctx, package: str, launch: Launch | None = None):
+    """(the release read that stands for the target version, or None; a note for the hint that says
+    where the version came from when it was not configured)."""
+    from errkb.lint import choices
+
+    version, note = _target(ctx, package, launch)
+    return choices.release_for(package, version), note
 
 
 __all__ = ["ConfigRule", "Launch", "Setting", "Span", "UNKNOWN", "env_launch", "launcher", "parse_options",
-           "target_version"]
+           "target_release", "target_version"]

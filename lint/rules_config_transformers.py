@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from errkb.lint import choices
 from errkb.lint.analysis import QualName
-from errkb.lint.launch import ConfigRule, target_version
+from errkb.lint.launch import ConfigRule, target_release
 from errkb.lint.rule import Example, arch_major, register
 from errkb.lint.training_configs import PREFILTER as CONFIG_PREFILTER
 
@@ -95,7 +95,7 @@ class TransformersUnknownAttnImplementation(ConfigRule):
         if setting is None or setting.text is None or _registers_custom_attention(ctx):
             return
         name = setting.text
-        rel = choices.release_for("transformers", target_version(ctx, "transformers"))
+        rel, note = target_release(ctx, "transformers", launch)
         if "/" in name and (rel is None or rel.value("hub_kernels", False)):
             return
         if rel is not None:
@@ -109,7 +109,7 @@ class TransformersUnknownAttnImplementation(ConfigRule):
                                    lambda r: name in (r.choices("attn_implementation") or ()))
             close = difflib.get_close_matches(name.lower(), names, n=2)
             hint = (f"{name!r} is {ever}; transformers {shown.version} accepts {', '.join(names)}"
-                    + (f"; did you mean {' or '.join(close)}?" if close else ""))
+                    + (f"; did you mean {' or '.join(close)}?" if close else "") + note)
             text = f'Specified `attn_implementation="{name}"` is not supported. The only possible arguments are ' \
                    '`attn_implementation="eager"`.'  # the first sentence upstream prints (4.56+)
             yield self.at(setting, text=text, hint=hint)

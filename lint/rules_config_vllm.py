@@ -8,7 +8,7 @@ import difflib
 import json
 
 from errkb.lint import choices
-from errkb.lint.launch import ConfigRule, target_version
+from errkb.lint.launch import ConfigRule, target_release
 from errkb.lint.rule import Example, arch_major, register
 
 _BACKEND_KEYS = ("attention_backend", "attention_config.backend")
@@ -106,8 +106,7 @@ class VllmUnknownAttentionBackend(ConfigRule):
     ]
 
     def check_launch(self, launch, ctx):
-        version = target_version(ctx, "vllm")
-        rel = choices.release_for("vllm", version)
+        rel, note = target_release(ctx, "vllm", launch)
         for setting, via_env in backend_settings(launch):
             name = setting.text
             if rel is not None:
@@ -117,7 +116,7 @@ class VllmUnknownAttentionBackend(ConfigRule):
                 wrong = bool(judged) and not any(accepts(r, name, via_env) for r in judged)
             if wrong:
                 shown = rel or choices.newest("vllm", "attention_backend")
-                yield self.at(setting, name=name, hint=_unknown_hint(name, via_env, shown),
+                yield self.at(setting, name=name, hint=_unknown_hint(name, via_env, shown) + note,
                               valid_backends=", ".join(shown.choices("attention_backend")))
 
 
@@ -155,13 +154,13 @@ class VllmAttentionEnvNotRead(ConfigRule):
     ]
 
     def check_launch(self, launch, ctx):
-        rel = choices.release_for("vllm", target_version(ctx, "vllm"))
+        rel, note = target_release(ctx, "vllm", launch)
         if rel is None or rel.choices("env_vars") is None:
             return
         for name, setting in launch.env.items():
             if name in self._NEW and name not in rel.choices("env_vars"):
                 read = choices.history("vllm", "env_vars", lambda r, n=name: n in (r.choices("env_vars") or ()))
-                hint = f"vllm {rel.version} does not read it ({read}); {self._NEW[name]}"
+                hint = f"vllm {rel.version} does not read it ({read}); {self._NEW[name]}{note}"
                 if rel.value("warns_unknown_env", True):
                     yield self.at(setting, env=name, hint=hint)
                 else:  # nothing is printed: say what happens in the linter's own words
@@ -190,7 +189,7 @@ class VllmAttentionBackendFlagTooOld(ConfigRule):
     ]
 
     def check_launch(self, launch, ctx):
-        rel = choices.release_for("vllm", target_version(ctx, "vllm"))
+        rel, note = target_release(ctx, "vllm", launch)
         setting = launch.get("attention_backend")
         if launch.form != "cli" or rel is None or setting is None or rel.choices("engine_args") is None:
             return
@@ -199,7 +198,7 @@ class VllmAttentionBackendFlagTooOld(ConfigRule):
             after = f" {setting.text}" if setting.text else ""
             yield self.at(setting, before="", after=after,
                           hint=f"the option is {first.replace('accepted', 'present')}; on vllm {rel.version} "
-                               f"set VLLM_ATTENTION_BACKEND={setting.text or 'NAME'} instead")
+                               f"set VLLM_ATTENTION_BACKEND={setting.text or 'NAME'} instead{note}")
 
 
 @register
