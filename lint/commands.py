@@ -18,7 +18,7 @@ import shlex
 
 from errkb.lint.documents import map_span, markdown_shell, notebook_sources, python_module
 from errkb.lint.filekinds import file_kind
-from errkb.lint.pins import file_versions, image_versions
+from errkb.lint.pins import container_versions, dockerfile_base, file_versions
 from errkb.lint.launch import (ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, shell_value,
                                value_part)
 from errkb.lint.rule import LintContext
@@ -228,9 +228,9 @@ def _walk_yaml(loc: _Locator, node, out: list[Launch]) -> None:
         launches = [got for name, s in env if (got := env_launch(name, s.value, s.anchor))]
     image = fields.get("image")  # the container's (service's) image decides its version
     if isinstance(image, yaml.ScalarNode) and launches:
-        for package, got in image_versions(image.value).items():
+        for package, got in container_versions(image.value, f"line {image.start_mark.line + 1}").items():
             for launch in launches:
-                launch.versions.setdefault(package, (got[0], f"image {image.value} at line {image.start_mark.line + 1}"))
+                launch.versions.setdefault(package, got)
     out.extend(launches)
     out.extend(config_launches(fields, lambda n: _scalar_span(loc, n)))  # training frameworks' YAML
     for key, value in node.value:
@@ -356,6 +356,8 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
         result.skipped = f"cannot read as {kind}{where}: {type(exc).__name__}"
         return result
     own = file_versions(text) if launches or kind == "notebook" else {}
+    if kind == "docker" and launches:  # an unversioned vLLM/SGLang base image: unknown, not the project's pin
+        own = {**dockerfile_base(text), **own}
     for launch in launches:
         for package, got in own.items():
             launch.versions.setdefault(package, got)

@@ -193,9 +193,11 @@ def _target(ctx, package: str, launch: Launch | None) -> tuple[str | None, str]:
     explicit = (getattr(ctx, "versions", None) or {}).get(package)
     if explicit:
         return explicit, ""
-    got = (launch.versions if launch is not None else {}).get(package) \
-        or (getattr(ctx, "pinned", None) or {}).get(package)
-    return (got[0], f" [target {package} {got[0]}: {got[1]}]") if got else (None, "")
+    if launch is not None and package in launch.versions:  # its image or file decides, known or not
+        got = launch.versions[package]
+    else:
+        got = (getattr(ctx, "pinned", None) or {}).get(package)
+    return (got[0], f" [target {package} {got[0]}: {got[1]}]") if got and got[0] else (None, "")
 
 
 def target_release(ctx, package: str, launch: Launch | None = None):

@@ -9,6 +9,8 @@ Precedence, per package (vllm, sglang, transformers), first found wins:
 3. the file's own pins: image references (a Dockerfile's `FROM`, `docker run IMAGE`) and
    `pip install vllm==X` in a Dockerfile, script, YAML, Markdown file or notebook, when the file
    names one version of the package (several different ones: none);
+   a container or Dockerfile stage that runs another vLLM/SGLang image (`vllm/vllm-openai:latest`,
+   `lmcache/vllm-openai:2025-05-05-v1`) has an unknown version: the project's pins do not apply;
 4. the project's pins: an exact pin (`vllm==0.8.5`, `sglang[all]==0.4.6.post5`) in
    `requirements*.txt`, `pyproject.toml`, `setup.py`, `setup.cfg`, or the version in `uv.lock`,
    in the nearest folder above the file (up to the configuration root) whose files pin the
@@ -70,6 +72,32 @@ def file_versions(text: str) -> Versions:
         line = text.count("\n", 0, m.start()) + 1
         _add(found, m.group(1), m.group(2), f"{m.group(0).strip()} at line {line}", origins)
     return _one_each(found, origins)
+
+
+def container_versions(image: str, where: str) -> Versions:
+    """What the image a container (or a Dockerfile's last stage) runs says about each package: the
+    version of a vLLM/SGLang release image with a version tag; an unknown version (None) for every
+    package when it is another vLLM/SGLang image (`vllm/vllm-openai:latest`, `lmcache/vllm-openai:...`),
+    so the project's pins do not stand in for it; nothing for other images."""
+    origin = f"image {image} at {where}"
+    got = {p: (v, origin) for p, (v, _) in image_versions(image).items()}
+    name, _, tag = image.rpartition(":")
+    name = image if not name or "/" in tag else name
+    if "vllm" in name.lower() or "sglang" in name.lower():
+        return {**{p: (None, origin) for p in PACKAGES}, **got}
+    return got
+
+
+_FROM = re.compile(r"^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*(\S+)", re.I | re.M)
+
+
+def dockerfile_base(text: str) -> Versions:
+    """container_versions of the image a Dockerfile's last stage starts from."""
+    froms = list(_FROM.finditer(text))
+    if not froms:
+        return {}
+    m = froms[-1]
+    return container_versions(m.group(1), f"line {text.count(chr(10), 0, m.start()) + 1}")
 
 
 @lru_cache(maxsize=256)
@@ -162,5 +190,5 @@ def complete(pin_dirs: dict[str, list[str]], files, root) -> str:
     return h.hexdigest()
 
 
-__all__ = ["PACKAGES", "complete", "file_versions", "image_versions", "is_pin_file", "pin_files_of",
+__all__ = ["PACKAGES", "complete", "container_versions", "dockerfile_base", "file_versions", "image_versions", "is_pin_file", "pin_files_of",
            "project_versions", "wanted"]

@@ -123,10 +123,11 @@ class VllmUnknownAttentionBackend(ConfigRule):
 @register
 class VllmAttentionEnvNotRead(ConfigRule):
     """`VLLM_ATTENTION_BACKEND` (or `VLLM_FLASH_ATTN_VERSION`, `VLLM_USE_TRTLLM_ATTENTION`,
-    `VLLM_USE_V1`) set for a vLLM release that does not read it: the attention variables went in 0.20
+    `VLLM_USE_V1`) set for a vLLM release that does not read it: the attention variables went in 0.16
     (the backend is then chosen automatically), `VLLM_USE_V1` in 0.12, when V1 became the only engine
     (it is read in 0.7.3-0.11.0 of the releases read). Releases from 0.17 warn about a VLLM_* variable
-    they do not know; 0.12-0.16 ignore it silently. Fires only with a target vLLM version."""
+    they do not know; 0.12-0.16 ignore it silently (the hint says so). Fires only with a target vLLM
+    version (configured, or read from the project: lint/pins.py)."""
 
     CODE = "EKB602"
     NAME = "vllm-attention-env-not-read"
@@ -160,12 +161,10 @@ class VllmAttentionEnvNotRead(ConfigRule):
         for name, setting in launch.env.items():
             if name in self._NEW and name not in rel.choices("env_vars"):
                 read = choices.history("vllm", "env_vars", lambda r, n=name: n in (r.choices("env_vars") or ()))
-                hint = f"vllm {rel.version} does not read it ({read}); {self._NEW[name]}{note}"
-                if rel.value("warns_unknown_env", True):
-                    yield self.at(setting, env=name, hint=hint)
-                else:  # nothing is printed: say what happens in the linter's own words
-                    yield self.at(setting, hint=hint, text=f"{name} is set but vllm {rel.version} ignores it "
-                                                            "without a warning (it does not read the variable)")
+                silent = "" if rel.value("warns_unknown_env", True) else \
+                    " and ignores it without this warning (releases from 0.17 print it)"
+                yield self.at(setting, env=name, hint=f"vllm {rel.version} does not read it ({read}){silent}; "
+                                                      f"{self._NEW[name]}{note}")
 
 
 @register

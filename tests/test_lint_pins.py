@@ -70,6 +70,21 @@ def test_precedence(project, capsys):
     assert got == [] and all("[target" not in f["message"] for f in found)
 
 
+def test_an_unversioned_vllm_image_is_not_the_projects_pin(project, capsys):
+    """production-stack's manifests run lmcache/vllm-openai:2025-05-05-v1 while the repository's own
+    Python package pins vllm==0.13.0: the container's version is unknown, so nothing version-bound fires."""
+    (project / "k8s.yaml").write_text(
+        "containers:\n- image: lmcache/vllm-openai:2025-05-05-v1\n  command: [vllm, serve, m]\n"
+        "  env:\n  - name: VLLM_USE_V1\n    value: '1'\n")
+    (project / "Dockerfile").write_text("FROM vllm/vllm-openai:latest\nCMD vllm serve m --attention-backend FLASHINFER\n")
+    (project / "Dockerfile.pinned").write_text(
+        "FROM vllm/vllm-openai:latest\nRUN pip install vllm==0.11.0\nCMD vllm serve m --attention-backend FLASHINFER\n")
+    (project / "pyproject.toml").write_text('[project]\ndependencies = ["vllm==0.30.0"]\n')
+    assert _rules(capsys, "k8s.yaml", "Dockerfile", "Dockerfile.pinned")[0] == [("Dockerfile.pinned", 3, "EKB603")]
+    assert pins.container_versions("python:3.11", "line 1") == {}
+    assert pins.container_versions("registry:5000/vllm/vllm-openai", "line 1")["vllm"][0] is None
+
+
 def test_a_changed_pin_is_seen_by_the_cache(project, capsys):
     assert _rules(capsys, "serve.sh")[0] == [("serve.sh", 1, "EKB603")]
     assert _rules(capsys, "serve.sh")[0] == [("serve.sh", 1, "EKB603")]  # from the manifest
