@@ -226,9 +226,9 @@ def _walk_yaml(loc: _Locator, node, out: list[Launch]) -> None:
         launch.env.update({name: s for name, s in env})
     if not launches:
         launches = [got for name, s in env if (got := env_launch(name, s.value, s.anchor))]
-    image = fields.get("image")  # the container's (service's) image decides its version
-    if isinstance(image, yaml.ScalarNode) and launches:
-        for package, got in container_versions(image.value, f"line {image.start_mark.line + 1}").items():
+    image = _image_of(fields)  # the container's (service's) image decides its version
+    if image is not None and launches:
+        for package, got in container_versions(*image).items():
             for launch in launches:
                 launch.versions.setdefault(package, got)
     out.extend(launches)
@@ -236,6 +236,24 @@ def _walk_yaml(loc: _Locator, node, out: list[Launch]) -> None:
     for key, value in node.value:
         if key.value not in ("env", "environment", "command", "args", "entrypoint"):
             _walk_yaml(loc, value, out)
+
+
+def _image_of(fields: dict) -> tuple[str, str] | None:
+    """(image reference, where) of a container or service: `image: REF`, Helm's and operators'
+    `image: {repository|name: R, tag: T}`, or `repository:`/`tag:` beside the settings themselves."""
+    import yaml
+
+    node = fields.get("image")
+    if isinstance(node, yaml.ScalarNode) and node.value:
+        return node.value, f"line {node.start_mark.line + 1}"
+    parts = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)} \
+        if isinstance(node, yaml.MappingNode) else fields
+    name = parts.get("repository") or (parts.get("name") if node is not None else None)
+    tag = parts.get("tag")
+    if not isinstance(name, yaml.ScalarNode) or not name.value:
+        return None
+    ref = name.value + (f":{tag.value}" if isinstance(tag, yaml.ScalarNode) and tag.value else "")
+    return ref, f"line {name.start_mark.line + 1}"
 
 
 def _scalar_range(loc: _Locator, node) -> tuple[int, int]:

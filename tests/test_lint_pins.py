@@ -81,6 +81,17 @@ def test_an_unversioned_vllm_image_is_not_the_projects_pin(project, capsys):
         "FROM vllm/vllm-openai:latest\nRUN pip install vllm==0.11.0\nCMD vllm serve m --attention-backend FLASHINFER\n")
     (project / "pyproject.toml").write_text('[project]\ndependencies = ["vllm==0.30.0"]\n')
     assert _rules(capsys, "k8s.yaml", "Dockerfile", "Dockerfile.pinned")[0] == [("Dockerfile.pinned", 3, "EKB603")]
+    (project / "crd.yaml").write_text(  # production-stack's VLLMRuntime: image: {registry, name}
+        "spec:\n  image:\n    registry: docker.io\n    name: lmcache/vllm-openai:2025-05-05-v1\n"
+        "  env:\n  - name: VLLM_USE_V1\n    value: '1'\n")
+    (project / "values.yaml").write_text(  # Helm values: repository/tag beside the settings
+        "modelSpec:\n- repository: vllm/vllm-openai\n  tag: v0.8.5\n"
+        "  env:\n  - name: VLLM_USE_V1\n    value: '1'\n")
+    assert _rules(capsys, "crd.yaml", "values.yaml")[0] == []  # unknown, and 0.8.5 reads it
+    (project / "values.yaml").write_text(
+        "modelSpec:\n- repository: vllm/vllm-openai\n  tag: v0.30.0\n"
+        "  env:\n  - name: VLLM_USE_V1\n    value: '1'\n")
+    assert _rules(capsys, "values.yaml")[0] == [("values.yaml", 6, "EKB602")]
     assert pins.container_versions("python:3.11", "line 1") == {}
     assert pins.container_versions("registry:5000/vllm/vllm-openai", "line 1")["vllm"][0] is None
 
