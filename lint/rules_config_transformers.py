@@ -24,13 +24,13 @@ _AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autoca
 
 
 def _registers_custom_attention(ctx) -> bool:
-    """A module that imports AttentionInterface (at the top or inside a function, as lazy
-    imports do) may register its own implementation names."""
+    """A module that imports AttentionInterface or the ALL_ATTENTION_FUNCTIONS registry it wraps
+    (at the top or inside a function, as lazy imports do) may register its own implementation names."""
     index = ctx.index
     if index is None:
         return False
     scopes = [index.root, *(scope for _, scope in index.functions)]
-    return any(b.kind == "import" and (b.qualname or "").endswith("AttentionInterface")
+    return any(b.kind == "import" and (b.qualname or "").endswith(("AttentionInterface", "ALL_ATTENTION_FUNCTIONS"))
                for scope in scopes for bs in scope.bindings.values() for b in bs)
 
 
@@ -69,6 +69,9 @@ class TransformersUnknownAttnImplementation(ConfigRule):
         "    m.set_attn_implementation('custom_flex')",
         Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flex_attention')",
                 versions=(("transformers", "4.48.0"),)),
+        # held-out triage (an SGLang fork's transformers backend): registered in the dict AttentionInterface wraps
+        "from transformers import AutoModel\nfrom transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n"
+        "ALL_ATTENTION_FUNCTIONS['sglang'] = fn\nm = AutoModel.from_config(cfg, attn_implementation='sglang')",
         # training configs: each framework's own key, mapped to what reaches transformers
         Example(_TRL + "attn_implementation: flash_attention_2\ntorch_dtype: bfloat16\n", path="recipe.yaml"),
         Example("base_model: m\nattn_implementation: xformers\n", path="axolotl.yml"),  # axolotl's own patch
