@@ -18,9 +18,9 @@ import shlex
 
 from errkb.lint.documents import map_span, markdown_shell, notebook_sources, python_module
 from errkb.lint.filekinds import file_kind
-from errkb.lint.pins import container_versions, dockerfile_base, file_versions
 from errkb.lint.launch import (ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, shell_value,
                                value_part)
+from errkb.lint.pins import container_versions, dockerfile_base, file_versions
 from errkb.lint.rule import LintContext
 from errkb.lint.training_configs import MARKERS as CONFIG_MARKERS, config_launches
 

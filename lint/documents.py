@@ -22,6 +22,7 @@ import json
 import json.decoder
 import json.scanner
 import re
+from functools import lru_cache
 
 from errkb.lint.launch import Span
 
@@ -58,8 +59,10 @@ def markdown_shell(text: str) -> tuple[str, list[tuple[int, int]]]:
 def _blank_prompts(text: str, out: list[str], start: int, end: int) -> None:
     """In a block that shows prompts, keep only the prompted lines (prompt blanked) and their
     continuations; blank the output lines."""
-    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]*", text[start:end]) if m.start() < end - start]
-    lines = [(start + a, start + b) for a, b in lines]
+    lines, pos = [], start
+    for line in text[start:end].split("\n"):
+        lines.append((pos, pos + len(line)))
+        pos += len(line) + 1
     if not any(_PROMPT.match(text, a, b) for a, b in lines):
         return
     continued = False
@@ -142,6 +145,7 @@ _ENV_MAGIC = re.compile(r"^([ \t]*%env[ \t]+)[A-Za-z_]\w*=")
 _MAGIC = re.compile(r"^[ \t]*(%|!|\w+[ \t]*=[ \t]*!)")
 
 
+@lru_cache(maxsize=2)  # the launch reader and the Python pass both ask, for the same text
 def notebook_sources(raw: str) -> tuple[Virtual, Virtual, list[tuple[int, int]]]:
     """(shell text, Python text, the Python lines [first, last) of each cell) of a notebook's code cells."""
     doc = _decoder().decode(raw)

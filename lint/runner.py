@@ -15,10 +15,10 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from errkb.lint import pins as pins_mod
 from errkb.lint.config import Config
 from errkb.lint.deadline import FileTimeout, time_limit
 from errkb.lint.filekinds import is_command_file
-from errkb.lint import pins as pins_mod
 from errkb.lint.prefilter import may_match, tokens_of
 from errkb.lint.results import MAX_BYTES, FileResult, Finding
 from errkb.lint.table import RecordTexts, RuleRow, linter_fingerprint

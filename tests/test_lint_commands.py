@@ -64,6 +64,8 @@ FILES = {
         "$ export VLLM_ATTENTION_BACKEND=flash_attn\n"
         "INFO: --attention-backend sdpa (output, not a command)\n"
         "(venv) $ vllm serve m --attention-backend <BACKEND>\n"
+        "$ vllm serve m \\\n"
+        "    --attention-backend sdpa  # a continued command, not output\n"
         "```\n"
         "```python\n"
         "vllm serve m --attention-backend sdpa  # not a shell block\n"
@@ -96,7 +98,8 @@ EXPECTED = [  # path, line, col, rule
     ("Dockerfile", 3, 71, "EKB701"),
     ("README.md", 4, 25, "EKB601"),
     ("README.md", 7, 33, "EKB601"),
-    ("README.md", 16, 55, "EKB701"),
+    ("README.md", 11, 25, "EKB601"),
+    ("README.md", 18, 55, "EKB701"),
     ("compose.yaml", 3, 47, "EKB601"),
     ("compose.yaml", 5, 80, "EKB701"),
     ("demo.ipynb", 14, 32, "EKB601"),
