@@ -123,8 +123,9 @@ class VllmUnknownAttentionBackend(ConfigRule):
 @register
 class VllmAttentionEnvNotRead(ConfigRule):
     """`VLLM_ATTENTION_BACKEND` (or `VLLM_FLASH_ATTN_VERSION`, `VLLM_USE_TRTLLM_ATTENTION`,
-    `VLLM_USE_V1`) set for a vLLM release that does not read it: the attention variables went in 0.16
-    (the backend is then chosen automatically), `VLLM_USE_V1` in 0.12, when V1 became the only engine
+    `VLLM_USE_V1`) set for a vLLM release that does not read it: the attention variables are gone
+    from 0.16 (0.14-0.15 were not read; the backend is then chosen automatically), `VLLM_USE_V1`
+    from 0.12, when V1 became the only engine
     (it is read in 0.7.3-0.11.0 of the releases read). Releases from 0.17 warn about a VLLM_* variable
     they do not know; 0.12-0.16 ignore it silently (the hint says so). Fires only with a target vLLM
     version (configured, or read from the project: lint/pins.py)."""
