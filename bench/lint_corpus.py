@@ -3,6 +3,7 @@
     .venv/bin/python bench/lint_corpus.py                          # every project fetched
     .venv/bin/python bench/lint_corpus.py --extract /work/.mirror  # first unpack bare git dirs
     .venv/bin/python bench/lint_corpus.py --only verl,trl --findings /tmp/findings.json
+    .venv/bin/python bench/lint_corpus.py --split held-out         # only the projects chosen after the rules
 
 The corpus is public projects that configure vLLM/SGLang engines or transformers attention, or
 call attention kernels (issue 18 item 7: "measured on real user code"). Each project is read at
@@ -135,6 +136,8 @@ def main() -> int:
     ap.add_argument("--extract", type=Path, metavar="MIRROR",
                     help="unpack missing projects from bare git dirs MIRROR/<owner>+<name>/repo")
     ap.add_argument("--only", help="comma-separated project names")
+    ap.add_argument("--split", choices=("in-sample", "held-out", "all"), default="all",
+                    help="in-sample: the projects the rules were tuned on; held-out: those chosen afterwards")
     ap.add_argument("--findings", type=Path, help="write every finding (with its project) as JSON here")
     ap.add_argument("--show-skipped", action="store_true", help="list the files errkb lint skipped")
     ap.add_argument("lint_args", nargs="*", help="passed to errkb lint after --, e.g. -- --gpu-arch sm90")
@@ -146,9 +149,9 @@ def main() -> int:
     only = set(args.only.split(",")) if args.only else None
     rows, all_findings, missing = [], [], 0
     print(f"{'project':<26} {'files':>6} {'prefilter':>9} {'skipped':>7} {'findings':>8} {'seconds':>8}")
-    for project in corpus["projects"]:
-        if only and project["name"] not in only:
-            continue
+    chosen = [p for p in corpus["projects"] if (not only or p["name"] in only)
+              and args.split in ("all", p.get("split", "in-sample"))]
+    for project in chosen:
         tree = project_dir(corpus, project, args.root)
         if args.extract:
             extract(project, tree, args.extract)
@@ -176,7 +179,7 @@ def main() -> int:
         print(f"{'total (' + str(len(rows)) + ' projects)':<26} {total[0]:>6} {total[1]:>9} {total[2]:>7} {total[3]:>8}"
               f" {total[4]:>8.2f}")
         print(f"projects with no finding: {zero} of {len(rows)}")
-    print(f"not fetched: {missing} of {len(corpus['projects']) if not only else len(only)}")
+    print(f"not fetched: {missing} of {len(chosen)}")
     if args.findings:
         args.findings.write_text(json.dumps(all_findings, indent=1) + "\n")
     return 0

@@ -44,6 +44,17 @@ class ParamValue:
     default: object  # UNKNOWN when there is none
 
 
+class _MaybeNone:
+    """The value of a name that is None on some assignment path and something else on another
+    (`m = None` in one branch, `m = mask` in the other): like a parameter defaulting to None, the
+    argument is "maybe absent"."""
+
+    def __repr__(self) -> str:
+        return "MAYBE_NONE"
+
+
+MAYBE_NONE = _MaybeNone()
+
 # argument states seen by rules
 ABSENT = "absent"  # not passed, or passed as an explicit None
 MAYBE = "maybe"  # may or may not be None (a forwarded Optional parameter, an opaque **splat)
@@ -438,7 +449,7 @@ class ModuleIndex:
 
     # values ---------------------------------------------------------
     def value(self, expr: cst.BaseExpression | None, scope: Scope, depth: int = 0) -> object:
-        """A constant, QualName, tuple, ParamValue or UNKNOWN for `expr`."""
+        """A constant, QualName, tuple, ParamValue, MAYBE_NONE or UNKNOWN for `expr`."""
         if expr is None or depth > _MAX_DEPTH:
             return UNKNOWN
         if isinstance(expr, (cst.Integer, cst.Float)):
@@ -473,7 +484,7 @@ class ModuleIndex:
                 if len(vals) == 1:
                     (v,) = vals
                     return v
-                return UNKNOWN
+                return MAYBE_NONE if None in vals else UNKNOWN
             if all(b.kind == "import" for b in bindings):
                 q = self.resolve(expr, scope, depth + 1)
                 return QualName(next(iter(q))) if len(q) == 1 else UNKNOWN
@@ -575,6 +586,8 @@ class CallArgs:
         if isinstance(v, ParamValue):
             # a forwarded parameter: None by default means "only when the caller passes it"
             return Arg(MAYBE if v.default is None else PRESENT, UNKNOWN, node)
+        if v is MAYBE_NONE:  # None on some path
+            return Arg(MAYBE, UNKNOWN, node)
         return Arg(PRESENT, v, node)
 
     def expr(self, name: str) -> tuple[cst.BaseExpression, Scope] | None:

@@ -1,4 +1,5 @@
-"""Launch commands outside Python: shell scripts, Dockerfiles, docker compose and Kubernetes YAML.
+"""Launch commands outside Python: shell scripts, Dockerfiles, docker compose and Kubernetes YAML,
+Markdown shell blocks and notebooks (lint/documents.py), and training configs (lint/training_configs.py).
 
 Each file becomes Launches (launch.py): `vllm serve ...`, `python -m vllm.entrypoints.openai.api_server
 ...`, `python -m sglang.launch_server ...`, `sglang serve ...` with their options, and VLLM_*
@@ -15,10 +16,13 @@ import json
 import re
 import shlex
 
+from errkb.lint.documents import map_span, markdown_shell, notebook_sources, python_module
 from errkb.lint.filekinds import file_kind
 from errkb.lint.launch import (ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, shell_value,
                                value_part)
+from errkb.lint.pins import container_versions, dockerfile_base, file_versions
 from errkb.lint.rule import LintContext
+from errkb.lint.training_configs import MARKERS as CONFIG_MARKERS, config_launches
 
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
@@ -220,12 +224,36 @@ def _walk_yaml(loc: _Locator, node, out: list[Launch]) -> None:
     launches.extend(_argv_launches(loc, argv, ranges))
     for launch in launches:
         launch.env.update({name: s for name, s in env})
-    out.extend(launches)
     if not launches:
-        out.extend(got for name, s in env if (got := env_launch(name, s.value, s.anchor)))
+        launches = [got for name, s in env if (got := env_launch(name, s.value, s.anchor))]
+    image = _image_of(fields)  # the container's (service's) image decides its version
+    if image is not None and launches:
+        for package, got in container_versions(*image).items():
+            for launch in launches:
+                launch.versions.setdefault(package, got)
+    out.extend(launches)
+    out.extend(config_launches(fields, lambda n: _scalar_span(loc, n)))  # training frameworks' YAML
     for key, value in node.value:
         if key.value not in ("env", "environment", "command", "args", "entrypoint"):
             _walk_yaml(loc, value, out)
+
+
+def _image_of(fields: dict) -> tuple[str, str] | None:
+    """(image reference, where) of a container or service: `image: REF`, Helm's and operators'
+    `image: {repository|name: R, tag: T}`, or `repository:`/`tag:` beside the settings themselves."""
+    import yaml
+
+    node = fields.get("image")
+    if isinstance(node, yaml.ScalarNode) and node.value:
+        return node.value, f"line {node.start_mark.line + 1}"
+    parts = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)} \
+        if isinstance(node, yaml.MappingNode) else fields
+    name = parts.get("repository") or (parts.get("name") if node is not None else None)
+    tag = parts.get("tag")
+    if not isinstance(name, yaml.ScalarNode) or not name.value:
+        return None
+    ref = name.value + (f":{tag.value}" if isinstance(tag, yaml.ScalarNode) and tag.value else "")
+    return ref, f"line {name.start_mark.line + 1}"
 
 
 def _scalar_range(loc: _Locator, node) -> tuple[int, int]:
@@ -267,8 +295,30 @@ def _yaml_env(loc: _Locator, node) -> list[tuple[str, Setting]]:
 
 # ------------------------------------------------------------------ linting
 
+_MARKERS = (b"vllm", b"sglang", b"VLLM_")  # a file without any of these launches nothing
+
+
+class _MappedLocator(_Locator):
+    """A locator over text assembled from pieces of a file (a notebook's cells): spans are
+    reported where each character is in the file."""
+
+    def __init__(self, virtual, original: str) -> None:
+        super().__init__(virtual.text)
+        self.virtual = virtual
+        self.original = _Locator(original)
+
+    def span(self, start: int, length: int) -> Span:
+        return map_span(self.virtual, self.original, start, length)
+
 
 def launches_of(text: str, kind: str) -> list[Launch]:
+    if kind == "markdown":  # fenced shell blocks, prompts and output blanked in place
+        masked, blocks = markdown_shell(text)
+        loc = _Locator(masked)
+        return [launch for a, b in blocks for launch in shell_launches(loc, a, b)]
+    if kind == "notebook":
+        shell, _, _ = notebook_sources(text)
+        return shell_launches(_MappedLocator(shell, text), 0, len(shell.text))
     loc = _Locator(text)
     if kind == "docker":
         return docker_launches(loc)
@@ -277,13 +327,39 @@ def launches_of(text: str, kind: str) -> list[Launch]:
     return shell_launches(loc, 0, len(text))
 
 
-def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, report_unused=False):
-    """Findings for one shell script, Dockerfile or YAML file (never raises on bad input)."""
+def notebook_python(text: str, path: str, rules, archs, texts, versions, pinned) -> list:
+    """Findings of a notebook's Python cells (one module, magics blanked), at their places in the file.
+    A fix is dropped: its offsets are in the assembled module, not in the notebook."""
+    from dataclasses import replace
+
+    from errkb.lint.engine import lint_source
+
+    _, python, ranges = notebook_sources(text)
+    module = python_module(python, ranges)
+    if not module.strip():
+        return []
+    got = lint_source(module.encode(), path + ".py", rules, archs, texts, module="notebook", versions=versions,
+                      pinned=pinned)
+    lines, original = _Locator(module), _Locator(text)
+    out = []
+    for f in got.findings:
+        start = lines.starts[f.line - 1] + f.col - 1
+        end = lines.starts[f.end_line - 1] + f.end_col - 1 if f.end_line else start
+        span = map_span(python, original, start, max(end - start, 0))
+        out.append(replace(f, path=path, line=span.line, col=span.col, end_line=span.end_line,
+                           end_col=span.end_col, fix=None))
+    return out
+
+
+def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, report_unused=False, pinned=None):
+    """Findings for one shell script, Dockerfile, YAML, Markdown file or notebook (never raises on
+    bad input). `pinned`: the project's pinned versions (lint/pins.py), below the file's own."""
     from errkb.lint.engine import render, suppressions
     from errkb.lint.results import FileResult, Finding, unused_suppressions
 
     result = FileResult(path)
-    if b"vllm" not in source and b"sglang" not in source and b"VLLM_" not in source:
+    kind = file_kind(path) or "shell"
+    if kind != "notebook" and not any(m in source for m in _MARKERS + (CONFIG_MARKERS if kind == "yaml" else ())):
         return result
     try:
         text = source.decode("utf-8")
@@ -291,13 +367,19 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
         result.skipped = "cannot decode: not UTF-8"
         return result
     try:
-        launches = launches_of(text, file_kind(path) or "shell")
+        launches = launches_of(text, kind)
     except Exception as exc:  # malformed YAML and the like: say so, lint the other files
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        result.skipped = f"cannot read as {file_kind(path) or 'shell'}{where}: {type(exc).__name__}"
+        result.skipped = f"cannot read as {kind}{where}: {type(exc).__name__}"
         return result
-    ctx = LintContext(None, tuple(archs), dict(versions or {}))
+    own = file_versions(text) if launches or kind == "notebook" else {}
+    if kind == "docker" and launches:  # an unversioned vLLM/SGLang base image: unknown, not the project's pin
+        own = {**dockerfile_base(text), **own}
+    for launch in launches:
+        for package, got in own.items():
+            launch.versions.setdefault(package, got)
+    ctx = LintContext(None, tuple(archs), dict(versions or {}), dict(pinned or {}))
     sup = suppressions(source)
     used: dict[int, set[str]] = {}
     findings = []
@@ -315,7 +397,9 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
                     continue
                 findings.append(Finding(path, span.line, span.col, rule.CODE, rule.NAME, rep.record,
                                         render(rep, texts), span.end_line, span.end_col))
-    if report_unused:
+    if kind == "notebook":
+        findings += notebook_python(text, path, rules, archs, texts, versions, {**(pinned or {}), **own})
+    elif report_unused:  # (in a notebook a comment may belong to a Python cell: not reported there)
         findings += unused_suppressions(path, sup, used, "on this line")
     result.findings = sorted(set(findings))
     return result

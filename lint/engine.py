@@ -139,8 +139,9 @@ def _deep_recursion(limit: int = 60000):
 def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS,
                 texts: dict[str, RecordText] | None = None, module: str | None = None,
                 report_unused: bool = False, tokens: tuple[tuple[bytes, ...], ...] | None = None,
-                versions: dict[str, str] | None = None) -> FileResult:
-    """Findings for one file's bytes; never raises on bad input (the result says why it skipped)."""
+                versions: dict[str, str] | None = None, pinned: dict | None = None) -> FileResult:
+    """Findings for one file's bytes; never raises on bad input (the result says why it skipped).
+    `versions`: configured target releases; `pinned`: the project's pins (lint/pins.py)."""
     texts = texts or {}
     result = FileResult(path)
     if not source.strip():
@@ -156,7 +157,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     if not wants_unused and not may_match(source, tokens):
         return result
     if not path.endswith(".py") and is_command_file(path):  # scripts, Dockerfiles, YAML: launch commands
-        return lint_commands(source, path, rules, archs, texts, versions, report_unused)
+        return lint_commands(source, path, rules, archs, texts, versions, report_unused, pinned)
     if problem := _too_deep_for_the_parser(source):
         result.skipped = problem
         return result
@@ -175,7 +176,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     try:
         with _deep_recursion():
             index = ModuleIndex(tree, Path(path), module=module)
-            ctx = LintContext(index, tuple(archs), dict(versions or {}))
+            ctx = LintContext(index, tuple(archs), dict(versions or {}), dict(pinned or {}))
             for rule in rules:
                 reports.extend((rule, r) for r in rule.run(ctx))
     except RecursionError:

@@ -12,6 +12,7 @@ rule covers Python, shell, Dockerfile and YAML alike.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -45,6 +46,8 @@ class Launch:
     settings: dict[str, Setting] = field(default_factory=dict)
     env: dict[str, Setting] = field(default_factory=dict)
     entry: str = ""  # how a command line starts the server: 'sglang serve', 'sglang.launch_server', ...
+    # target versions the launch's own file or container names: package -> (version, where read)
+    versions: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def get(self, key: str) -> Setting | None:
         return self.settings.get(key)
@@ -124,10 +127,15 @@ def value_part(anchor: object, skip: int) -> object:
     return anchor
 
 
+# a placeholder in documentation or a template: <name>, {name}, {a|b}, [NAME], ...
+_PLACEHOLDER = re.compile(r"[<>]|\{[^\"'{}]*\}|^\{(?![\"'])|\.\.\.|^\[.*\]$")
+
+
 def shell_value(value: object) -> object:
     """A command-line or environment value as the program will see it: UNKNOWN when it is
-    expanded at run time (`$X`, `${X:-default}`, `$(cmd)`, backquotes, Kubernetes' `$(VAR)`)."""
-    if isinstance(value, str) and ("$" in value or "`" in value):
+    expanded at run time (`$X`, `${X:-default}`, `$(cmd)`, backquotes, Kubernetes' `$(VAR)`) or is a
+    placeholder (`<backend>`, `{backend}`, `[BACKEND]`, `...`: README and str.format templates)."""
+    if isinstance(value, str) and ("$" in value or "`" in value or _PLACEHOLDER.search(value)):
         return UNKNOWN
     return value
 
@@ -175,9 +183,31 @@ class ConfigRule(Rule):
         return rep
 
 
-def target_version(ctx, package: str) -> str | None:
-    return (getattr(ctx, "versions", None) or {}).get(package)
+def target_version(ctx, package: str, launch: Launch | None = None) -> str | None:
+    """The release a launch is checked against (lint/pins.py has the precedence): the configured
+    target version, else the version of the launch's own image or file, else the project's pin."""
+    return _target(ctx, package, launch)[0]
+
+
+def _target(ctx, package: str, launch: Launch | None) -> tuple[str | None, str]:
+    explicit = (getattr(ctx, "versions", None) or {}).get(package)
+    if explicit:
+        return explicit, ""
+    if launch is not None and package in launch.versions:  # its image or file decides, known or not
+        got = launch.versions[package]
+    else:
+        got = (getattr(ctx, "pinned", None) or {}).get(package)
+    return (got[0], f" [target {package} {got[0]}: {got[1]}]") if got and got[0] else (None, "")
+
+
+def target_release(ctx, package: str, launch: Launch | None = None):
+    """(the release read that stands for the target version, or None; a note for the hint that says
+    where the version came from when it was not configured)."""
+    from errkb.lint import choices
+
+    version, note = _target(ctx, package, launch)
+    return choices.release_for(package, version), note
 
 
 __all__ = ["ConfigRule", "Launch", "Setting", "Span", "UNKNOWN", "env_launch", "launcher", "parse_options",
-           "target_version"]
+           "target_release", "target_version"]

@@ -52,6 +52,7 @@ class LintContext:
     index: ModuleIndex | None
     archs: tuple[str, ...]
     versions: dict[str, str] = field(default_factory=dict)  # target releases, e.g. {"vllm": "0.11.0"}
+    pinned: dict[str, tuple[str, str]] = field(default_factory=dict)  # the project's pins (lint/pins.py)
 
 
 class Rule:

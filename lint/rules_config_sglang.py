@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 
 from errkb.lint import choices
-from errkb.lint.launch import ConfigRule, target_version
+from errkb.lint.launch import ConfigRule, target_release
 from errkb.lint.rule import Example, arch_major, register
 
 # setting -> (the choices table it is checked against, how argparse names the option)
@@ -68,7 +68,7 @@ class SglangUnknownAttentionBackend(ConfigRule):
             # `sglang serve` starts SGLang Diffusion for a diffusion model, whose backend names
             # differ (fa, torch_sdpa, sage_attn) and are free text from 0.5.10: only the model decides
             return
-        rel = choices.release_for("sglang", target_version(ctx, "sglang"))
+        rel, note = target_release(ctx, "sglang", launch)
         for key, setting in launch.texts(*BACKEND_KEYS):
             fact, which = BACKEND_KEYS[key]
             name = setting.text
@@ -83,7 +83,7 @@ class SglangUnknownAttentionBackend(ConfigRule):
             shown = rel if rel is not None and rel.choices(fact) else choices.newest("sglang", fact)
             ever = choices.history("sglang", fact, lambda r: name in (r.choices(fact) or ()))
             close = difflib.get_close_matches(name.lower(), shown.choices(fact), n=2)
-            hint = f"{name!r} is {ever}" + (f"; did you mean {' or '.join(close)}?" if close else "")
+            hint = f"{name!r} is {ever}" + (f"; did you mean {' or '.join(close)}?" if close else "") + note
             yield self.at(setting, which=which, choice=repr(name), hint=hint,
                           choices=", ".join(repr(c) for c in shown.choices(fact)))
 
@@ -108,12 +108,13 @@ class SglangNsaRenamedDsa(ConfigRule):
                        versions=(("sglang", "0.5.16"),))]
 
     def check_launch(self, launch, ctx):
-        rel = choices.release_for("sglang", target_version(ctx, "sglang"))
+        rel, note = target_release(ctx, "sglang", launch)
         if rel is None or rel.mapping("deprecated_aliases").get("nsa") != "dsa":
             return
         for _, setting in launch.texts(*_LM_KEYS):
             if setting.text == "nsa":
-                yield self.at(setting, hint=f"use 'dsa' (the same backend; 'nsa' is deprecated in sglang {rel.version})")
+                yield self.at(setting, hint=f"use 'dsa' (the same backend; 'nsa' is deprecated in sglang {rel.version})"
+                                            + note)
 
 
 def _refused_on(rule, launch, ctx, keys, name, refused):

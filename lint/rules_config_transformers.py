@@ -1,6 +1,7 @@
 """transformers model loading: `attn_implementation=` of `AutoModel*.from_pretrained`/`from_config`
-(any transformers class) and `model.set_attn_implementation(...)`, against the names each release
-accepts (data/lint/choices.json), and FlashAttention with a float32 dtype."""
+(any transformers class), `model.set_attn_implementation(...)` and the attention keys of training
+frameworks' YAML configs (lint/training_configs.py), against the names each release accepts
+(data/lint/choices.json), FlashAttention with a float32 dtype, and FlashAttention on pre-Ampere GPUs."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from functools import lru_cache
 
 from errkb.lint import choices
 from errkb.lint.analysis import QualName
-from errkb.lint.launch import ConfigRule, target_version
-from errkb.lint.rule import Example, register
+from errkb.lint.launch import ConfigRule, target_release
+from errkb.lint.rule import Example, arch_major, register
+from errkb.lint.training_configs import PREFILTER as CONFIG_PREFILTER
 
 _PY = "from transformers import AutoModelForCausalLM\n"
+_TRL = "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\n"  # a TRL/open-r1 recipe
 _FLASH = ("flash_attention_2", "flash_attention_3", "flash_attention_4")
 _FP32 = ("float32", "float")
 _AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
@@ -21,13 +24,13 @@ _AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autoca
 
 
 def _registers_custom_attention(ctx) -> bool:
-    """A module that imports AttentionInterface (at the top or inside a function, as lazy
-    imports do) may register its own implementation names."""
+    """A module that imports AttentionInterface or the ALL_ATTENTION_FUNCTIONS registry it wraps
+    (at the top or inside a function, as lazy imports do) may register its own implementation names."""
     index = ctx.index
     if index is None:
         return False
     scopes = [index.root, *(scope for _, scope in index.functions)]
-    return any(b.kind == "import" and (b.qualname or "").endswith("AttentionInterface")
+    return any(b.kind == "import" and (b.qualname or "").endswith(("AttentionInterface", "ALL_ATTENTION_FUNCTIONS"))
                for scope in scopes for bs in scope.bindings.values() for b in bs)
 
 
@@ -54,7 +57,7 @@ class TransformersUnknownAttnImplementation(ConfigRule):
     NAME = "transformers-unknown-attn-implementation"
     RECORDS = ("transformers-attn-implementation-not-supported",)
     TOOL = "transformers"
-    PREFILTER = ((b"attn_implementation", b"transformers"),)
+    PREFILTER = ((b"attn_implementation", b"transformers"),) + CONFIG_PREFILTER
     VALID = [
         _PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='sdpa')",
         _PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='kernels-community/flash-attn')",
@@ -66,9 +69,23 @@ class TransformersUnknownAttnImplementation(ConfigRule):
         "    m.set_attn_implementation('custom_flex')",
         Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flex_attention')",
                 versions=(("transformers", "4.48.0"),)),
+        # held-out triage (an SGLang fork's transformers backend): registered in the dict AttentionInterface wraps
+        "from transformers import AutoModel\nfrom transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n"
+        "ALL_ATTENTION_FUNCTIONS['sglang'] = fn\nm = AutoModel.from_config(cfg, attn_implementation='sglang')",
+        # training configs: each framework's own key, mapped to what reaches transformers
+        Example(_TRL + "attn_implementation: flash_attention_2\ntorch_dtype: bfloat16\n", path="recipe.yaml"),
+        Example("base_model: m\nattn_implementation: xformers\n", path="axolotl.yml"),  # axolotl's own patch
+        Example("model_name_or_path: m\nstage: sft\nflash_attn: fa2\n", path="llama3_lora_sft.yaml"),
+        Example("attn_impl: flash_attn\ntorch_dtype: bfloat16\n", path="swift.yaml"),
+        Example(_TRL + "attn_implementation: ${oc.env:ATTN_IMPL}\n", path="conf.yaml"),  # Hydra/OmegaConf
     ]
     INVALID = [
         Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attn_2')"),
+        Example(_TRL + "attn_implementation: flash_attention_3\n", path="recipe.yaml",
+                versions=(("transformers", "4.52.0"),)),
+        Example("attn_impl: fa2\ntorch_dtype: bfloat16\n", path="swift.yaml"),  # ms-swift passes it on as written
+        Example("base_model: m\nattn_implementation: flash_attention_4\nbf16: auto\n", path="axolotl.yml",
+                versions=(("transformers", "4.56.0"),)),
         Example("import transformers\ncfg = transformers.AutoConfig.from_pretrained('m')\n"
                 "m = transformers.AutoModel.from_config(cfg, attn_implementation='FLASH_ATTN')"),
         Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m')\nm.set_attn_implementation('fa3')"),
@@ -81,7 +98,7 @@ class TransformersUnknownAttnImplementation(ConfigRule):
         if setting is None or setting.text is None or _registers_custom_attention(ctx):
             return
         name = setting.text
-        rel = choices.release_for("transformers", target_version(ctx, "transformers"))
+        rel, note = target_release(ctx, "transformers", launch)
         if "/" in name and (rel is None or rel.value("hub_kernels", False)):
             return
         if rel is not None:
@@ -95,7 +112,7 @@ class TransformersUnknownAttnImplementation(ConfigRule):
                                    lambda r: name in (r.choices("attn_implementation") or ()))
             close = difflib.get_close_matches(name.lower(), names, n=2)
             hint = (f"{name!r} is {ever}; transformers {shown.version} accepts {', '.join(names)}"
-                    + (f"; did you mean {' or '.join(close)}?" if close else ""))
+                    + (f"; did you mean {' or '.join(close)}?" if close else "") + note)
             text = f'Specified `attn_implementation="{name}"` is not supported. The only possible arguments are ' \
                    '`attn_implementation="eager"`.'  # the first sentence upstream prints (4.56+)
             yield self.at(setting, text=text, hint=hint)
@@ -113,12 +130,17 @@ class TransformersFlashAttnFloat32(ConfigRule):
     NAME = "transformers-flash-attn-float32"
     RECORDS = ("transformers-fa2-fp32-dtype-warning",)
     TOOL = "transformers"
-    PREFILTER = ((b"flash_attention_", b"float32", b"from_"), (b"flash_attention_", b"torch.float", b"from_"))
+    PREFILTER = ((b"flash_attention_", b"float32", b"from_"), (b"flash_attention_", b"torch.float", b"from_"),
+                 (b"attn_impl", b"bf16:"), (b"flash_attention:", b"bf16:"))
     HINT = "load with dtype=torch.bfloat16 (or float16), or use attn_implementation='sdpa' for float32"
     VALID = [
         "import torch\n" + _PY + "AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', "
         "torch_dtype=torch.bfloat16)",
         "import torch\n" + _PY + "AutoModelForCausalLM.from_pretrained('m', attn_implementation='sdpa', dtype=torch.float32)",
+        # a training config whose trainer runs under bf16 autocast (TRL's default), or with float32 unsure
+        Example(_TRL + "attn_implementation: flash_attention_2\ntorch_dtype: float32\nbf16: true\n", path="r.yaml"),
+        Example(_TRL + "attn_implementation: flash_attention_2\ndtype: float32\n", path="r.yaml"),
+        Example("base_model: m\nflash_attention: true\nbf16: false\nfp16: true\n", path="axolotl.yml"),
         # corpus triage (verl's tests/models/test_engine.py): float32 weights loaded and run under autocast
         "import torch\n" + _PY + "with torch.device('cuda'), torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n"
         "    m = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.float32, "
@@ -127,6 +149,10 @@ class TransformersFlashAttnFloat32(ConfigRule):
     INVALID = [
         Example("import torch\n" + _PY + "AutoModelForCausalLM.from_pretrained('m', "
                 "attn_implementation='flash_attention_2', torch_dtype=torch.float32)"),
+        Example(_TRL + "attn_implementation: flash_attention_2\ndtype: float32\nbf16: false\nfp16: false\n",
+                path="recipe.yaml"),
+        # axolotl: no half precision asked for, so resolve_dtype loads float32
+        Example("base_model: m\nflash_attention: true\nbf16: false\n", path="axolotl.yml"),
         Example(_PY + "AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_3', dtype='float32')"),
     ]
 
@@ -143,6 +169,43 @@ class TransformersFlashAttnFloat32(ConfigRule):
                 template = site_template("transformers", f"Flash Attention {impl.text[-1]} only supports")
                 text = template.format(class_name="the model", dtype="torch.float32") if template else None
                 yield self.at(dtype, fa_version=impl.text[-1], details="", text=text)
+
+
+@register
+class TransformersFlashAttnPreAmpere(ConfigRule):
+    """FlashAttention 2 or 3 (`attn_implementation='flash_attention_2'`/`'flash_attention_3'`, or a
+    training config's FlashAttention switch) on Volta or Turing GPUs (sm70, sm75: V100, T4, RTX 20xx):
+    flash-attn's kernels need compute capability 8.0, and its first forward pass raises. transformers
+    does not check the GPU when it loads, and LLaMA-Factory only checks that flash-attn is installed.
+    Fires only when the target archs include sm70 or sm75 (`--gpu-arch sm75`), which the default does not."""
+
+    CODE = "EKB803"
+    NAME = "transformers-flash-attn-pre-ampere"
+    RECORDS = ("fa2-ampere-gpu-required",)
+    TOOL = "transformers"
+    ARCH_DEPENDENT = True
+    PREFILTER = ((b"flash_attention_", b"transformers"),) + CONFIG_PREFILTER
+    HINT = "use attn_implementation='sdpa' (or eager) on {archs}; FlashAttention 2/3 need compute capability 8.0+"
+    VALID = [
+        Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2')"),
+        Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='sdpa')", archs=("sm75",)),
+        Example("model_name_or_path: m\nflash_attn: sdpa\n", path="llama3_lora_sft.yaml", archs=("sm75",)),
+    ]
+    INVALID = [
+        Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2')",
+                archs=("sm75", "sm80")),
+        Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m')\nm.set_attn_implementation('flash_attention_3')",
+                archs=("sm70",)),
+        Example("model_name_or_path: m\nflash_attn: fa2\n", path="llama3_lora_sft.yaml", archs=("sm75",)),
+        Example("base_model: m\nflash_attention: true\nbf16: auto\n", path="axolotl.yml", archs=("sm75",)),
+        Example(_TRL + "attn_implementation: flash_attention_2\n", path="recipe.yaml", archs=("sm70", "sm75")),
+    ]
+
+    def check_launch(self, launch, ctx):
+        impl = launch.get("attn_implementation")
+        old = [a for a in ctx.archs if arch_major(a) < 8]
+        if impl is not None and impl.text in ("flash_attention_2", "flash_attention_3") and old:
+            yield self.at(impl, hint=self.HINT.format(archs=", ".join(old)))
 
 
 @lru_cache(maxsize=8)

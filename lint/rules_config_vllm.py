@@ -5,9 +5,10 @@ each release accepts (data/lint/choices.json), and the KV-cache dtype against th
 from __future__ import annotations
 
 import difflib
+import json
 
 from errkb.lint import choices
-from errkb.lint.launch import ConfigRule, target_version
+from errkb.lint.launch import ConfigRule, target_release
 from errkb.lint.rule import Example, arch_major, register
 
 _BACKEND_KEYS = ("attention_backend", "attention_config.backend")
@@ -82,6 +83,9 @@ class VllmUnknownAttentionBackend(ConfigRule):
         Example("vllm serve m --attention-backend $BACKEND\n", path="serve.sh"),
         Example("containers:\n- args: [serve, m]\n  env:\n  - name: VLLM_ATTENTION_BACKEND\n"
                 "    value: $(BACKEND)\n", path="deploy.yaml"),
+        # documentation: a placeholder, output lines of a console block, a block that is not shell
+        Example("```console\n$ vllm serve m --attention-backend <BACKEND>\nINFO --attention-backend sdpa\n```\n"
+                "```text\nvllm serve m --attention-backend sdpa\n```\n", path="README.md"),
     ]
     INVALID = [
         Example(_PY + "llm = LLM(model='m', attention_backend='flash_attention_2')"),
@@ -92,11 +96,17 @@ class VllmUnknownAttentionBackend(ConfigRule):
         Example("vllm serve m --attention-backend=XFORMERS\n", path="serve.sh", versions=(("vllm", "0.34.0"),)),
         Example("import subprocess\nsubprocess.run(['vllm', 'serve', 'm', '--attention-backend', 'fa3'])"),
         Example("FROM vllm/vllm-openai:latest\nENV VLLM_ATTENTION_BACKEND=FLASH_ATTN_V2\n", path="Dockerfile"),
+        Example("## Serve\n\n```bash\nvllm serve Qwen/Qwen3-8B \\\n    --attention-backend FLASH_ATTN_3\n```\n",
+                path="README.md"),
+        Example(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                       "source": ["!vllm serve m --attention-backend fa3\n", "import os\n",
+                                                  "os.environ['VLLM_ATTENTION_BACKEND'] = 'FLASH_ATTENTION'"]}],
+                            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1),
+                path="serve.ipynb", findings=2),
     ]
 
     def check_launch(self, launch, ctx):
-        version = target_version(ctx, "vllm")
-        rel = choices.release_for("vllm", version)
+        rel, note = target_release(ctx, "vllm", launch)
         for setting, via_env in backend_settings(launch):
             name = setting.text
             if rel is not None:
@@ -106,44 +116,56 @@ class VllmUnknownAttentionBackend(ConfigRule):
                 wrong = bool(judged) and not any(accepts(r, name, via_env) for r in judged)
             if wrong:
                 shown = rel or choices.newest("vllm", "attention_backend")
-                yield self.at(setting, name=name, hint=_unknown_hint(name, via_env, shown),
+                yield self.at(setting, name=name, hint=_unknown_hint(name, via_env, shown) + note,
                               valid_backends=", ".join(shown.choices("attention_backend")))
 
 
 @register
 class VllmAttentionEnvNotRead(ConfigRule):
-    """`VLLM_ATTENTION_BACKEND` (or `VLLM_FLASH_ATTN_VERSION`, `VLLM_USE_TRTLLM_ATTENTION`) set
-    for a vLLM release that no longer reads it (0.20 and later in the releases read): the backend is
-    chosen automatically and vLLM only warns. Fires only with a target vLLM version."""
+    """`VLLM_ATTENTION_BACKEND` (or `VLLM_FLASH_ATTN_VERSION`, `VLLM_USE_TRTLLM_ATTENTION`,
+    `VLLM_USE_V1`) set for a vLLM release that does not read it: the attention variables are gone
+    from 0.16 (0.14-0.15 were not read; the backend is then chosen automatically), `VLLM_USE_V1`
+    from 0.12, when V1 became the only engine
+    (it is read in 0.7.3-0.11.0 of the releases read). Releases from 0.17 warn about a VLLM_* variable
+    they do not know; 0.12-0.16 ignore it silently (the hint says so). Fires only with a target vLLM
+    version (configured, or read from the project: lint/pins.py)."""
 
     CODE = "EKB602"
     NAME = "vllm-attention-env-not-read"
     RECORDS = ("vllm-unknown-env-var-attention-backend",)
     TOOL = "vllm"
-    PREFILTER = ((b"VLLM_ATTENTION_BACKEND",), (b"VLLM_FLASH_ATTN_VERSION",), (b"VLLM_USE_TRTLLM_ATTENTION",))
-    _NEW = {"VLLM_ATTENTION_BACKEND": "--attention-backend NAME (attention_backend='NAME' in Python)",
-            "VLLM_FLASH_ATTN_VERSION": "--attention-config.flash_attn_version N",
-            "VLLM_USE_TRTLLM_ATTENTION": "--attention-config.use_trtllm_attention true"}
+    PREFILTER = ((b"VLLM_ATTENTION_BACKEND",), (b"VLLM_FLASH_ATTN_VERSION",), (b"VLLM_USE_TRTLLM_ATTENTION",),
+                 (b"VLLM_USE_V1",))
+    _NEW = {"VLLM_ATTENTION_BACKEND": "use --attention-backend NAME (attention_backend='NAME' in Python)",
+            "VLLM_FLASH_ATTN_VERSION": "use --attention-config.flash_attn_version N",
+            "VLLM_USE_TRTLLM_ATTENTION": "use --attention-config.use_trtllm_attention true",
+            "VLLM_USE_V1": "remove it (the V1 engine is the only engine; there is no V0 to switch to)"}
     VALID = [
         "import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'FLASHINFER'",
         Example("import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'FLASHINFER'", versions=(("vllm", "0.11.0"),)),
+        Example("export VLLM_USE_V1=0\nvllm serve m\n", path="serve.sh", versions=(("vllm", "0.10.2"),)),
+        Example("import os\nos.environ['VLLM_USE_V1'] = '1'"),  # no target version: not judged
     ]
     INVALID = [
         Example("import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'FLASHINFER'", versions=(("vllm", "0.30.0"),)),
         Example("services:\n  vllm:\n    image: vllm/vllm-openai:v0.30.0\n    environment:\n"
                 "      - VLLM_ATTENTION_BACKEND=FLASHINFER\n      - VLLM_FLASH_ATTN_VERSION=2\n",
                 path="compose.yaml", versions=(("vllm", "0.34.0"),), findings=2),
+        Example("FROM vllm/vllm-openai:v0.20.0\nENV VLLM_USE_V1=1\n", path="Dockerfile", versions=(("vllm", "0.20.0"),)),
+        Example("import os\nos.environ['VLLM_USE_V1'] = '0'\nfrom vllm import LLM", versions=(("vllm", "0.34.0"),)),
     ]
 
     def check_launch(self, launch, ctx):
-        rel = choices.release_for("vllm", target_version(ctx, "vllm"))
+        rel, note = target_release(ctx, "vllm", launch)
         if rel is None or rel.choices("env_vars") is None:
             return
         for name, setting in launch.env.items():
             if name in self._NEW and name not in rel.choices("env_vars"):
                 read = choices.history("vllm", "env_vars", lambda r, n=name: n in (r.choices("env_vars") or ()))
-                yield self.at(setting, env=name,
-                              hint=f"vllm {rel.version} ignores it ({read}); use {self._NEW[name]}")
+                silent = "" if rel.value("warns_unknown_env", True) else \
+                    " and ignores it without this warning (releases from 0.17 print it)"
+                yield self.at(setting, env=name, hint=f"vllm {rel.version} does not read it ({read}){silent}; "
+                                                      f"{self._NEW[name]}{note}")
 
 
 @register
@@ -167,7 +189,7 @@ class VllmAttentionBackendFlagTooOld(ConfigRule):
     ]
 
     def check_launch(self, launch, ctx):
-        rel = choices.release_for("vllm", target_version(ctx, "vllm"))
+        rel, note = target_release(ctx, "vllm", launch)
         setting = launch.get("attention_backend")
         if launch.form != "cli" or rel is None or setting is None or rel.choices("engine_args") is None:
             return
@@ -176,7 +198,7 @@ class VllmAttentionBackendFlagTooOld(ConfigRule):
             after = f" {setting.text}" if setting.text else ""
             yield self.at(setting, before="", after=after,
                           hint=f"the option is {first.replace('accepted', 'present')}; on vllm {rel.version} "
-                               f"set VLLM_ATTENTION_BACKEND={setting.text or 'NAME'} instead")
+                               f"set VLLM_ATTENTION_BACKEND={setting.text or 'NAME'} instead{note}")
 
 
 @register

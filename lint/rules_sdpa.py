@@ -137,6 +137,9 @@ class SdpaMaskWithIsCausal(Rule):
         _F + "F.scaled_dot_product_attention(q, k, v, is_causal=True)",
         _F + "F.scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=True)",
         _F + "def f(q, k, v, mask=None):\n    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)",
+        # held-out triage (an SGLang fork's CLIP encoder): the mask is None on one path, as with mask=None above
+        _F + "def f(q, k, v, pad):\n    if pad is not None:\n        m = pad[:, None]\n    else:\n        m = None\n"
+        "    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)",
     ]
     INVALID = [
         Example(_F + "F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)"),

@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from errkb.lint import pins as pins_mod
 from errkb.lint.config import Config
 from errkb.lint.deadline import FileTimeout, time_limit
 from errkb.lint.filekinds import is_command_file
@@ -49,12 +50,14 @@ def _not_regular(mode: int) -> str:
     return "not a regular file"
 
 
-def discover(paths: list[Path], cfg: Config) -> tuple[list[tuple[str, str]], list[FileResult]]:
+def discover(paths: list[Path], cfg: Config,
+             pin_dirs: dict[str, list[str]] | None = None) -> tuple[list[tuple[str, str]], list[FileResult]]:
     """(path, path relative to the config root) of the Python files and launch-command files
     (shell scripts, Dockerfiles, YAML: filekinds.is_command_file) under `paths`, sorted, with
     excludes applied. Symlink loops, broken symlinks and things that are not regular files
     (FIFOs, sockets, devices: reading one could block forever) are reported instead. Strings,
-    not Path objects: a warm run over thousands of files is mostly this walk."""
+    not Path objects: a warm run over thousands of files is mostly this walk. With `pin_dirs`, the
+    walk also notes each folder's pin files (lint/pins.py: requirements*.txt, pyproject.toml, ...)."""
     files: dict[str, str] = {}
     problems: list[FileResult] = []
     for top in paths:
@@ -66,7 +69,7 @@ def discover(paths: list[Path], cfg: Config) -> tuple[list[tuple[str, str]], lis
             continue
         name = Path(top).as_posix()
         if stat.S_ISDIR(mode):
-            _walk(name, cfg, files, problems)
+            _walk(name, cfg, files, problems, pin_dirs)
         elif not cfg.excluded(rel := _rel(name, cfg)):
             if stat.S_ISREG(mode):
                 files[name] = rel
@@ -75,7 +78,8 @@ def discover(paths: list[Path], cfg: Config) -> tuple[list[tuple[str, str]], lis
     return sorted(files.items()), problems
 
 
-def _walk(top: str, cfg: Config, files: dict[str, str], problems: list[FileResult]) -> None:
+def _walk(top: str, cfg: Config, files: dict[str, str], problems: list[FileResult],
+          pin_dirs: dict[str, list[str]] | None = None) -> None:
     """Follows symlinked folders, once each (a folder seen again is a loop)."""
     seen: set[tuple[int, int]] = set()
     stack = [top]
@@ -92,6 +96,7 @@ def _walk(top: str, cfg: Config, files: dict[str, str], problems: list[FileResul
             continue
         seen.add((st.st_dev, st.st_ino))
         d_rel = _rel(d, cfg)  # a file in d is under the root exactly when d is
+        pins_here = pin_dirs.setdefault(os.path.abspath(d), []) if pin_dirs is not None else None
         prefix, rel_prefix = ("" if d == "." else d + "/"), ("" if d_rel == "." else d_rel + "/")
         for entry in entries:
             name = entry.name
@@ -100,6 +105,8 @@ def _walk(top: str, cfg: Config, files: dict[str, str], problems: list[FileResul
                     stack.append(prefix + name)
             elif (name.endswith(".py") or is_command_file(name)) and not cfg.excluded(rel := rel_prefix + name):
                 p = prefix + name
+                if pins_here is not None and name == "setup.py":
+                    pins_here.append(name)
                 if entry.is_file():
                     files[p] = rel
                 elif entry.is_symlink() and not os.path.exists(p):
@@ -109,6 +116,8 @@ def _walk(top: str, cfg: Config, files: dict[str, str], problems: list[FileResul
                         problems.append(FileResult(p, skipped=_not_regular(os.stat(p).st_mode)))
                     except OSError as exc:
                         problems.append(FileResult(p, skipped=f"cannot read: {exc.strerror or exc}"))
+            elif pins_here is not None and pins_mod.is_pin_file(name):
+                pins_here.append(name)
 
 
 _ROOTS: dict[Path, str] = {}
@@ -141,11 +150,11 @@ _W: dict = {}  # this worker's state for the current run, set afresh by _init at
 
 
 def _init(rows: dict[str, RuleRow], archs, texts: RecordTexts, report_unused, cache_dir, key,
-          file_timeout, versions) -> None:
+          file_timeout, versions, root=".", pin_dirs=None) -> None:
     _W.clear()
     _W.update(rows=rows, archs=tuple(archs), texts=texts, report_unused=report_unused, cache_dir=cache_dir,
               key=key, timeout=file_timeout, tokens=tokens_of(r.prefilter for r in rows.values()),
-              versions=dict(versions))
+              versions=dict(versions), root=str(root), pin_dirs=pin_dirs)
 
 
 def _engine() -> tuple:
@@ -202,10 +211,12 @@ def _lint_bytes(source: bytes, path: str, rel: str, ignored: list[str]) -> tuple
     lint_source, rule_objects, module_names, texts = _engine()
     rules = [rule_objects[r.code] for r in rows]
     mod = module_names(Path(path))
+    pinned = pins_mod.project_versions(path, _W["root"], _W["pin_dirs"]) if _W["pin_dirs"] is not None else {}
     cache_file = None
     if _W["cache_dir"] is not None:
         h = hashlib.sha256(_W["key"].encode())
         h.update(b"\0" + mod.encode() + b"\0" + ",".join(r.CODE for r in rules).encode() + b"\0")
+        h.update(json.dumps(sorted(pinned.items())).encode() + b"\0")
         h.update(source)
         digest = h.hexdigest()
         cache_file = Path(_W["cache_dir"], digest[:2], digest[2:] + ".json")
@@ -218,7 +229,8 @@ def _lint_bytes(source: bytes, path: str, rel: str, ignored: list[str]) -> tuple
     try:
         with time_limit(_W["timeout"]):
             result = lint_source(source, rel, rules, _W["archs"], texts, module=mod,
-                                 report_unused=_W["report_unused"], tokens=tokens, versions=_W["versions"])
+                                 report_unused=_W["report_unused"], tokens=tokens, versions=_W["versions"],
+                                 pinned=pinned)
     except FileTimeout:
         result = FileResult(rel, skipped=f"timed out: the analysis took longer than {_W['timeout']:g} s"
                                          " (the per-file limit: --file-timeout, or file-timeout in [tool.errkb])")
@@ -255,8 +267,9 @@ def _signature(path: str, ignored: list[str]) -> list | None:
 
 
 def _setup(cfg: Config, codes: list[str], texts: RecordTexts, use_cache: bool,
-           rows: dict[str, RuleRow] | None) -> tuple:
-    """The worker's init arguments: selected rule rows, archs, texts, cache folder and key."""
+           rows: dict[str, RuleRow] | None, pin_dirs: dict[str, list[str]] | None = None) -> tuple:
+    """The worker's init arguments: selected rule rows, archs, texts, cache folder and key, the
+    configuration root and the pin files per folder (None: pins do not matter for this run)."""
     cache_dir = cache_dir_of(cfg, use_cache)
     if rows is None:
         from errkb.lint.table import rule_table
@@ -265,7 +278,8 @@ def _setup(cfg: Config, codes: list[str], texts: RecordTexts, use_cache: bool,
     rows = {c: rows[c] for c in codes}
     key = json.dumps([linter_fingerprint(), sorted(cfg.archs), cfg.report_unused, sorted(cfg.versions.items()),
                       texts.digest()])
-    return rows, cfg.archs, texts, cfg.report_unused, cache_dir, key, cfg.file_timeout, cfg.versions
+    return (rows, cfg.archs, texts, cfg.report_unused, cache_dir, key, cfg.file_timeout, cfg.versions,
+            cfg.root, pin_dirs)
 
 
 def lint_stdin(source: bytes, name: Path, cfg: Config, codes: list[str], texts: RecordTexts,
@@ -275,7 +289,10 @@ def lint_stdin(source: bytes, name: Path, cfg: Config, codes: list[str], texts: 
     rel = _rel(name, cfg)
     if cfg.excluded(rel):
         return Run()
-    _init(*_setup(cfg, codes, texts, use_cache, rows))
+    pin_dirs = {} if pins_mod.wanted(codes, cfg.versions) else None
+    if pin_dirs is not None:
+        pins_mod.complete(pin_dirs, [str(name)], cfg.root)
+    _init(*_setup(cfg, codes, texts, use_cache, rows, pin_dirs))
     result, hit = _lint_bytes(source, str(name), rel if name.is_absolute() else name.as_posix(),
                               cfg.ignored_for(rel))
     return Run(results=[result] if result.findings or result.skipped else [], files=1, cached=int(hit))
@@ -286,9 +303,11 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: RecordTe
     """Lint every Python and launch-command file under `paths`. With the cache on, a file whose
     size, mtime, ctime and inode are those of the last run reuses that run's result without being
     read (the manifest); any other file is looked up by content hash before it is parsed."""
-    files, problems = discover(paths, cfg)
+    pin_dirs = {} if pins_mod.wanted(codes, cfg.versions) else None
+    files, problems = discover(paths, cfg, pin_dirs)
     run = Run(results=list(problems), files=len(files))
-    init_args = _setup(cfg, codes, texts, use_cache, rows)
+    pin_digest = pins_mod.complete(pin_dirs, files, cfg.root) if pin_dirs is not None else ""
+    init_args = _setup(cfg, codes, texts, use_cache, rows, pin_dirs)
     cache_dir, key = init_args[4], init_args[5]
     pfi = bool(cfg.per_file_ignores)
     jobs_list = [(p, rel if os.path.isabs(p) else p, cfg.ignored_for(rel) if pfi else [])
@@ -296,7 +315,7 @@ def lint_paths(paths: list[Path], cfg: Config, codes: list[str], texts: RecordTe
 
     manifest_path, old, new = None, {}, {}
     if cache_dir is not None:
-        tag = hashlib.sha256(json.dumps([key, sorted(codes), os.path.abspath(cfg.root)]).encode()).hexdigest()
+        tag = hashlib.sha256(json.dumps([key, sorted(codes), os.path.abspath(cfg.root), pin_digest]).encode()).hexdigest()
         manifest_path = Path(cache_dir, f"manifest-{tag[:20]}.json")
         try:
             old = json.loads(manifest_path.read_text())

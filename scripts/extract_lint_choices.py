@@ -8,7 +8,8 @@ imported or run), and stored with the release and the file they came from:
     pip download --no-deps vllm==0.11.0 sglang==0.5.10 transformers==4.56.0 -d .   # one per release
     .venv/bin/python scripts/extract_lint_choices.py /tmp/dl [--out data/lint/choices.json]
 
-Wheels are read in place (zipfile); nothing from them is written except the extracted names.
+Wheels are read in place (zipfile), and so are source distributions (`PKG-VER.tar.gz`, for releases
+whose wheels were not downloaded); nothing from them is written except the extracted names.
 A fact a release does not have is left out of that release's table (absent, not empty).
 """
 
@@ -19,10 +20,11 @@ import ast
 import json
 import re
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
-_WHEEL = re.compile(r"^(vllm|sglang|transformers)-([0-9][^-]*)-")
+_WHEEL = re.compile(r"^(vllm|sglang|transformers)-([0-9][^-]*?)(?:-|\.tar\.gz$)")
 
 
 def version_key(v: str) -> tuple:
@@ -72,25 +74,31 @@ def resolve_strings(node: ast.AST | None, names: dict[str, ast.AST]) -> list[str
 
 
 class Release:
-    """The Python files of one wheel, parsed on demand."""
+    """The Python files of one wheel (or source distribution), parsed on demand."""
 
     def __init__(self, wheel: Path) -> None:
-        self.zip = zipfile.ZipFile(wheel)
-        self.names = set(self.zip.namelist())
+        if wheel.name.endswith(".tar.gz"):  # sdist: PKG-VER/<package>/...; read the Python files once
+            with tarfile.open(wheel) as tar:
+                self._files = {m.name.split("/", 1)[1]: tar.extractfile(m).read() for m in tar.getmembers()
+                               if m.isfile() and m.name.endswith(".py") and "/" in m.name}
+        else:
+            with zipfile.ZipFile(wheel) as zf:
+                self._files = {n: zf.read(n) for n in zf.namelist() if n.endswith(".py")}
+        self.names = set(self._files)
         self._trees: dict[str, ast.AST] = {}
 
     def tree(self, path: str) -> ast.AST | None:
         if path not in self.names:
             return None
         if path not in self._trees:
-            self._trees[path] = ast.parse(self.zip.read(path))
+            self._trees[path] = ast.parse(self._files[path])
         return self._trees[path]
 
     def files(self, prefix: str) -> list[str]:
         return sorted(n for n in self.names if n.startswith(prefix) and n.endswith(".py"))
 
     def text(self, path: str) -> str:
-        return self.zip.read(path).decode() if path in self.names else ""
+        return self._files[path].decode() if path in self.names else ""
 
 
 def argparse_choices(rel: Release, paths: list[str], flag: str, names: dict) -> tuple[list[str], str] | None:
@@ -120,7 +128,8 @@ def argparse_choices(rel: Release, paths: list[str], flag: str, names: dict) -> 
 
 
 # the environment variables and engine arguments the rules ask about (kept small on purpose)
-WATCHED_ENV = {"VLLM_ATTENTION_BACKEND", "VLLM_FLASH_ATTN_VERSION", "VLLM_USE_TRTLLM_ATTENTION"}
+WATCHED_ENV = {"VLLM_ATTENTION_BACKEND", "VLLM_FLASH_ATTN_VERSION", "VLLM_USE_TRTLLM_ATTENTION", "VLLM_USE_V1"}
+_UNKNOWN_ENV = "Unknown vLLM environment variable detected"
 WATCHED_ARGS = {"attention_backend", "attention_config", "kv_cache_dtype"}
 
 
@@ -145,6 +154,10 @@ def vllm_facts(rel: Release) -> dict:
             if isinstance(node, ast.Dict):
                 known |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
         facts["env_vars"] = {"choices": sorted(k for k in known if k in WATCHED_ENV), "source": "vllm/envs.py"}
+        # whether a VLLM_* variable the release does not know is reported (a warning, or an error with
+        # --fail-on-environ-validation); where it is not, such a variable is ignored silently
+        where = next((p for p in ("vllm/envs.py", "vllm/platforms/interface.py") if _UNKNOWN_ENV in rel.text(p)), None)
+        facts["warns_unknown_env"] = {"value": where is not None, "source": where or "vllm/envs.py"}
     arg_utils = rel.tree("vllm/engine/arg_utils.py")
     if arg_utils is not None:
         fields = {n.target.id for c in ast.walk(arg_utils) if isinstance(c, ast.ClassDef) and c.name == "EngineArgs"
@@ -276,7 +289,7 @@ EXTRACTORS = {"vllm": vllm_facts, "sglang": sglang_facts, "transformers": transf
 
 def extract(folder: Path) -> dict:
     out: dict = {}
-    for wheel in sorted(folder.rglob("*.whl")):
+    for wheel in sorted([*folder.rglob("*.whl"), *folder.rglob("*.tar.gz")]):
         m = _WHEEL.match(wheel.name)
         if not m:
             continue

@@ -54,6 +54,41 @@ FILES = {
         "import subprocess\n"
         "subprocess.run(['python', '-m', 'vllm.entrypoints.openai.api_server', '--attention-backend', 'TRITON'])\n"
     ),
+    "README.md": (
+        "# Serve\n"
+        "```bash\n"
+        "vllm serve Qwen/Qwen3-8B \\\n"
+        "    --attention-backend FLASH_ATTN_3\n"
+        "```\n"
+        "```console\n"
+        "$ export VLLM_ATTENTION_BACKEND=flash_attn\n"
+        "INFO: --attention-backend sdpa (output, not a command)\n"
+        "(venv) $ vllm serve m --attention-backend <BACKEND>\n"
+        "$ vllm serve m \\\n"
+        "    --attention-backend sdpa  # a continued command, not output\n"
+        "```\n"
+        "```python\n"
+        "vllm serve m --attention-backend sdpa  # not a shell block\n"
+        "```\n"
+        "1. a list\n"
+        "   ~~~sh\n"
+        "   python -m sglang.launch_server --attention-backend=sdpa\n"
+        "   ~~~\n"
+    ),
+    "demo.ipynb": json.dumps({"cells": [
+        {"cell_type": "markdown", "source": ["!vllm serve m --attention-backend nope\n"]},
+        {"cell_type": "code", "source": ["!pip install vllm\n", "!vllm serve m \\\n",
+                                        "    --attention-backend \"FLASH_ATTENTION\"\n"]},
+        {"cell_type": "code", "source": "%%bash\nexport VLLM_ATTENTION_BACKEND=XFORMER\n"},
+        {"cell_type": "code", "source": ["from vllm import LLM\n",
+                                        "llm = LLM(model=\"m\", attention_backend=\"sdpa\")  # caf\u00e9\n"]},
+        {"cell_type": "code", "source": ["help?\n"]},  # IPython syntax: the cell is left out
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1),
+    "recipes/sft.yaml": (
+        "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\n"
+        "attn_implementation: flash_attn_2\n"
+        "torch_dtype: bfloat16\n"
+    ),
     "notes.yaml": "a: [unclosed\ncmd: vllm serve m --attention-backend X\n",  # malformed: reported as skipped
     "other.sh": "echo --attention-backend nothing here\n",  # no vllm/sglang: prefilter skips it
 }
@@ -61,11 +96,19 @@ FILES = {
 EXPECTED = [  # path, line, col, rule
     ("Dockerfile", 2, 28, "EKB601"),
     ("Dockerfile", 3, 71, "EKB701"),
+    ("README.md", 4, 25, "EKB601"),
+    ("README.md", 7, 33, "EKB601"),
+    ("README.md", 11, 25, "EKB601"),
+    ("README.md", 18, 55, "EKB701"),
     ("compose.yaml", 3, 47, "EKB601"),
     ("compose.yaml", 5, 80, "EKB701"),
+    ("demo.ipynb", 14, 32, "EKB601"),
+    ("demo.ipynb", 19, 53, "EKB601"),
+    ("demo.ipynb", 25, 29, "EKB601"),
     ("k8s/deploy.yml", 12, 48, "EKB601"),
     ("k8s/deploy.yml", 15, 22, "EKB601"),
     ("launch.py", 2, 94, "EKB601"),
+    ("recipes/sft.yaml", 2, 22, "EKB801"),
     ("serve.sh", 2, 31, "EKB601"),
     ("serve.sh", 5, 26, "EKB601"),
     ("serve.sh", 6, 81, "EKB701"),
@@ -96,6 +139,10 @@ def test_positions_in_every_file_type(tree, capsys):
     by = {(f["path"], f["line"]): f for f in found}
     assert "Unknown attention backend: 'sdpa'" in by[("serve.sh", 5)]["message"]
     assert "invalid choice: 'FLASHINFER'" in by[("Dockerfile", 3)]["message"]
+    lines = FILES["demo.ipynb"].splitlines()  # each finding points at the value inside the JSON string
+    for f in found:
+        if f["path"] == "demo.ipynb":
+            assert lines[f["line"] - 1][f["col"] - 1:f["end_col"] - 1] in ('FLASH_ATTENTION', 'XFORMER', 'attention_backend=\\"sdpa\\"')
 
 
 def test_named_file_and_target_versions(tree, capsys):
@@ -118,7 +165,8 @@ def test_suppression_in_a_shell_comment(tree, capsys):
     assert rc == 0 and found == []
 
 
-@pytest.mark.parametrize("name", ["Dockerfile", "serve.sh", "compose.yaml", "k8s/deploy.yml", "launch.py"])
+@pytest.mark.parametrize("name", ["Dockerfile", "serve.sh", "compose.yaml", "k8s/deploy.yml", "launch.py", "README.md",
+                                  "demo.ipynb", "recipes/sft.yaml"])
 def test_stdin_under_a_command_file_name(tree, capsys, monkeypatch, name):
     """`errkb lint - --stdin-filename NAME` lints the text as the file type NAME says."""
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(FILES[name].encode())))
@@ -176,3 +224,52 @@ def test_the_rule_table_has_the_config_rules_and_follows_the_choice_tables(tmp_p
         assert table.linter_fingerprint() != before  # new choices: new cache keys and a new table
     finally:
         table.linter_fingerprint.cache_clear()
+
+
+def _notebook(*cells: list[str]) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "source": c} for c in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def test_notebook_suppressions_and_no_fixes(tmp_path, monkeypatch, capsys):
+    """A suppression works in a shell line and in a Python cell of a notebook; a Python finding in a
+    notebook has no fix (its offsets would be in the assembled module), and --fix leaves the file."""
+    monkeypatch.chdir(tmp_path)
+    nb = _notebook(["!vllm serve m --attention-backend sdpa  # errkb: ignore[EKB601]\n"],
+                   ["from vllm import LLM\n", "LLM(model='m', attention_backend='sdpa')  # errkb: ignore\n"],
+                   ["from flash_attn.cute import flash_attn_func\n", "out = flash_attn_func(q, k, v, num_splits=4)\n"])
+    (tmp_path / "n.ipynb").write_text(nb)
+    rc, found, _ = _run(capsys, "n.ipynb", "--gpu-arch", "sm90")
+    assert [(f["line"], f["rule"]) for f in found] == [(20, "EKB201")]
+    assert "fix" not in found[0]
+    assert main(["lint", "--no-cache", "--fix", "n.ipynb", "--gpu-arch", "sm90"]) == 1
+    assert (tmp_path / "n.ipynb").read_text() == nb
+
+
+def test_notebook_cells_form_one_module(tmp_path, monkeypatch, capsys):
+    """An import in one cell resolves a call in a later one; magics and shell lines do not break it."""
+    monkeypatch.chdir(tmp_path)
+    nb = _notebook(["%matplotlib inline\n", "import torch\n", "from transformers import AutoModelForCausalLM\n"],
+                   ["files = !ls\n", "m = AutoModelForCausalLM.from_pretrained(\n",
+                    "    'm', attn_implementation='flash_attention_2', torch_dtype=torch.float32)\n"])
+    (tmp_path / "n.ipynb").write_text(nb)
+    rc, found, _ = _run(capsys, "n.ipynb")
+    assert [(f["line"], f["rule"]) for f in found] == [(16, "EKB802")]
+    line = nb.splitlines()[15]
+    assert line[found[0]["col"] - 1:found[0]["end_col"] - 1] == "torch_dtype=torch.float32"
+
+
+def test_vllm_use_v1_by_release(tmp_path, monkeypatch, capsys):
+    """VLLM_USE_V1 is read in vLLM 0.7.3-0.11.0; 0.12-0.16 ignore it silently (the hint says so),
+    0.17+ warn that the variable is unknown (the warning the finding quotes)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.sh").write_text("export VLLM_USE_V1=0\nvllm serve m\n")
+    for version, silent in (("0.11.0", None), ("0.13.0", True), ("0.16.0", True), ("0.17.0", False), ("0.20.0", False)):
+        rc, found, _ = _run(capsys, "run.sh", "--target-version", f"vllm=={version}")
+        if silent is None:
+            assert found == []
+            continue
+        assert [(f["line"], f["col"], f["rule"]) for f in found] == [(1, 20, "EKB602")]
+        message = found[0]["message"]
+        assert "Unknown vLLM environment variable detected: VLLM_USE_V1" in message and "0.7.3-0.11.0" in message
+        assert ("ignores it without this warning" in message) == silent
