@@ -235,3 +235,40 @@ def test_rehearsal_results_are_marked_and_never_merged(tmp_path, monkeypatch):
     with pytest.raises(res.RehearsalResults, match="pretend-CUDA"):
         res.merge_files([src], into)
     assert not into.exists()
+
+
+# ------------------------------------------------------------------ the rehearsal's tools
+
+
+def _result(case, status, **kw):
+    return json.dumps({"case": case, "record": case.split(":")[0], "status": status, "reason": kw.get("reason"),
+                       "observed": kw.get("observed"), "env": {"pretend_cuda": "9.0"}})
+
+
+def test_the_rehearsal_summary_fails_unless_every_step_got_a_verdict(tmp_path):
+    script = REPO / "verification" / "device" / "entry_summary.py"
+    good = tmp_path / "good.jsonl"
+    good.write_text("\n".join([
+        _result("a:entry-vllm-engine", "confirmed", observed={"entry": "reached", "class": "ValueError", "message": "m"}),
+        _result("b:entry-vllm-engine", "refuted", observed={"entry": "preempted", "class": "ValueError", "message": "n"}),
+        _result("b:reproduce", "error", reason="not an entry step")]) + "\n")
+    proc = subprocess.run([sys.executable, str(script), str(good)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 of 2 entry steps got a verdict" in proc.stdout and "rehearsal" in proc.stdout
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text() + _result("c:entry-vllm-engine", "skipped", reason="needs module 'x'") + "\n")
+    proc = subprocess.run([sys.executable, str(script), str(bad)], capture_output=True, text=True)
+    assert proc.returncode == 1 and "needs module 'x'" in proc.stdout and "2 of 3" in proc.stdout
+
+
+def test_the_vllm_entry_payload_takes_what_xgrammar_and_fastapi_import_from_the_lock():
+    """The first H200 run skipped five vLLM steps on xgrammar's missing tvm_ffi: the vLLM entry
+    folder must take apache-tvm-ffi (and fastapi's starlette, vLLM's pydantic) from the lock."""
+    import re
+
+    script = (REPO / "verification" / "device" / "entry.sh").read_text()
+    pattern = re.search(r"^VLLM_FROM_SGLANG='([^']+)'", script, re.M).group(1)
+    lock = json.loads((REPO / "verification" / "device" / "payload.lock.json").read_text())
+    files = [f["file"] for f in lock["files"] if f.get("payloads", {}).get("sglang-server") == "wheel"]
+    taken = {f.split("-")[0] for f in files if re.search(pattern, f)}
+    assert {"apache_tvm_ffi", "starlette", "pydantic", "pydantic_core"} <= taken
