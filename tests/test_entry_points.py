@@ -44,8 +44,8 @@ def test_entry_steps_are_named_by_kind_and_ordered_last(tmp_path):
     assert spec.entry_kind("rec-a:entry-vllm-engine") == "vllm-engine"
     assert spec.entry_kind("entry_sglang_server") == "sglang-server"
     assert spec.entry_kind("rec-a:reproduce") is None
-    # an entry step gets a worker of its own, next to its backend's
-    assert [runner.worker_group(c) for c in cases] == ["vllm", "vllm", "vllm", "vllm:entry"]
+    # an entry step gets a worker of its own, next to its backend's (tests/test_entry_isolation.py)
+    assert [runner.worker_group(c) for c in cases] == ["vllm", "vllm", "vllm", "vllm:entry:rec-a:entry-vllm-engine"]
     assert [c.id for c in runner.select(cases, {}, steps=["entry-*"])] == ["rec-a:entry-vllm-engine"]
 
 

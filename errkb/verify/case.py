@@ -87,6 +87,63 @@ def _argparse_exit(exc: SystemExit, stderr: str) -> UsageExit:
     return UsageExit(text)
 
 
+class HarnessFailure(RuntimeError):
+    """An entry-point step stopped on this machine's setup, not on anything the entry point
+    decided (harness_failure): an `error` with the reason, never a verdict."""
+
+
+# What a module executed a second time in one process raises when it registers again what its
+# first, failed execution registered (torch's opaque types, custom ops, a library's registries).
+# A user's process imports each module once; only a harness that retries an import sees this.
+REREGISTERED = re.compile(r"already registered|registered (more than once|twice|multiple times)|"
+                          r"Duplicate registration", re.IGNORECASE)
+
+
+def _import_site(exc: BaseException) -> str | None:
+    """The file whose module-level code was running when exc was raised (the innermost such
+    frame), i.e. exc came out of an import; None when it was raised by calls alone."""
+    site, tb = None, exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "<module>":
+            site = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return site
+
+
+def harness_failure(exc: BaseException) -> tuple[str, str] | None:
+    """('skipped' or 'error', the reason) when the exception that stopped an entry point shows this
+    machine's setup failing rather than the entry point deciding, else None:
+
+    - a module the launch imports is not installed here (ModuleNotFoundError from the import
+      system): skipped;
+    - the launch called compiled code that an errkb stand-in replaces: error;
+    - any other failure of the import system (`cannot import name`, a shared library that does
+      not load: an ImportError the import machinery made, which names the module): error;
+    - something registered twice in one process (REREGISTERED), which only an import retried
+      after a failed one does: error;
+    - anything else raised by a module's top-level code while it was being imported: the launch
+      never got to decide anything: error.
+
+    An ImportError raised by a library's own code (name unset: transformers' "... doesn't seem to
+    be installed") is what users see, so it is none of these. Checked only after the record's
+    message, which is `reached` wherever it comes from."""
+    text = f"{_qualname(exc)}: {str(exc)[:300]}"
+    if standin.reached(exc):
+        return "error", f"the launch called compiled code that an errkb stand-in replaces ({text})"
+    if isinstance(exc, ModuleNotFoundError) and exc.name and str(exc).startswith("No module named"):
+        return "skipped", f"the entry point needs module {exc.name!r}, not importable here"
+    if isinstance(exc, ImportError) and exc.name is not None:
+        return "error", f"an import on the entry point's path fails on this machine ({text})"
+    for e in _chain(exc):
+        if REREGISTERED.search(str(e)):
+            return "error", ("something was registered twice in one process, which only a module imported "
+                             f"again after a failed import does: a harness artifact, not what users see ({text})")
+    site = _import_site(exc)
+    if site is not None:
+        return "error", f"raised while importing {site}, before the entry point decided anything ({text})"
+    return None
+
+
 def error_class_name(error_class: str) -> str:
     """The class name a record's `error_class` names: 'torch.OutOfMemoryError' -> 'OutOfMemoryError',
     'SystemExit (argparse usage error, exit status 2)' -> 'SystemExit'."""
@@ -279,7 +336,9 @@ class Context:
         - `not-raised`: the call went through without the record's message.
 
         `reached` returns (the matched exception or None, the call's result); the other two refute
-        the step. An argparse refusal (SystemExit) is read from what argparse printed."""
+        the step. An argparse refusal (SystemExit) is read from what argparse printed. What stops
+        the call because of this machine's setup rather than the entry point (harness_failure) is
+        no verdict: the step is skipped or ends in error, with the reason."""
         keep: list[logging.LogRecord] = []
         prefixes = tuple(loggers)
         original = logging.Logger.handle
@@ -332,9 +391,13 @@ class Context:
         if raised is None:
             self.observed = {"entry": "not-raised", "class": None, "message": None}
             raise Refuted("the entry point went through without the record's message")
-        if isinstance(raised, ModuleNotFoundError) and raised.name and str(raised).startswith("No module named"):
-            # the import system, not the entry point: this machine lacks a module the path needs
-            self.skip(f"the entry point needs module {raised.name!r}, not importable here")
+        setup = harness_failure(raised)
+        if setup is not None:
+            status, why = setup
+            self.observed = {"entry": status, "class": _qualname(raised), "message": str(raised)[:4000]}
+            if status == "skipped":
+                self.skip(why)
+            raise HarnessFailure(why) from raised
         cls = "SystemExit" if isinstance(raised, UsageExit) else _qualname(raised)
         self._observe_unexpected(raised, entry="preempted", match=None)
         self.observed["class"] = cls

@@ -32,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--python", help="interpreter for the workers (default: this one)")
     p.add_argument("--timeout", type=float, help="seconds per case (default: the case's TIMEOUT, else 300)")
     p.add_argument("--jobs", type=int, default=1,
-                   help="backends run at once, each in its own worker (default 1); steps of one backend stay serial")
+                   help="worker groups run at once (default 1): each backend's claim steps share one worker and "
+                        "stay serial; each entry-point step has a worker of its own")
     p.add_argument("--retry-errors", action="store_true", help="re-run cases whose earlier result is error")
     p.add_argument("--log", help="file that gets the workers' stderr")
     p.add_argument("--into", help="merge: results file to update (default: DATA/verification/results.json)")
@@ -48,7 +49,11 @@ def execute(args, data_dir: Path) -> int:
             print("errkb verify merge: give at least one result file", file=sys.stderr)
             return 2
         into = Path(args.into) if args.into else data_dir / res.RESULTS
-        body = res.merge_files([Path(f) for f in args.files], into)
+        try:
+            body = res.merge_files([Path(f) for f in args.files], into)
+        except res.RehearsalResults as exc:
+            print(f"errkb verify merge: {exc}", file=sys.stderr)
+            return 2
         changed = [] if args.no_records else res.update_records(data_dir, body)
         summary = res.summary(data_dir) if into == data_dir / res.RESULTS else None
         if args.format == "json":

@@ -64,6 +64,9 @@ def probe() -> dict:
         "driver": _driver(), "cuda": None, "torch": None,
         "libraries": _libraries(),
     }
+    if os.environ.get("ERRKB_PRETEND_CUDA"):
+        # a rehearsal (errkb.verify.pretend): its own environment, never taken for a GPU's
+        env["pretend_cuda"] = os.environ["ERRKB_PRETEND_CUDA"]
     try:
         import torch
     except Exception:  # noqa: BLE001 - no torch is a valid environment (everything GPU is skipped)
@@ -106,6 +109,8 @@ def env_id(env: dict) -> str:
 
 def describe(env: dict) -> str:
     gpu = f"{env['gpu']} ({env['arch']})" if env.get("gpu") else "no GPU"
+    if env.get("pretend_cuda"):
+        gpu += f" (pretend CUDA {env['pretend_cuda']}: a rehearsal)"
     libs = ", ".join(f"{k} {v}" for k, v in env.get("libraries", {}).items() if k != "torch")
     return f"{gpu}, torch {env.get('torch')}, CUDA {env.get('cuda')}" + (f", {libs}" if libs else "")
 

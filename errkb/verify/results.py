@@ -48,11 +48,20 @@ def read_any(path: Path) -> tuple[dict, list[dict]]:
     return envs, out
 
 
+class RehearsalResults(ValueError):
+    """Result files from a pretend-CUDA rehearsal (errkb.verify.pretend): not GPU results."""
+
+
 def merge_files(paths: list[Path], into: Path) -> dict:
-    """Combine result files with what `into` holds; the newest result per (case, environment) wins."""
+    """Combine result files with what `into` holds; the newest result per (case, environment) wins.
+    Refuses (RehearsalResults) any file holding results of a pretend-CUDA rehearsal."""
     envs: dict[str, dict] = {}
     best: dict[tuple[str, str], dict] = {}
     sources = ([into] if Path(into).exists() else []) + [Path(p) for p in paths]
+    rehearsals = [str(p) for p in paths if any(e.get("pretend_cuda") for e in read_any(p)[0].values())]
+    if rehearsals:
+        raise RehearsalResults("not merged: results of a pretend-CUDA rehearsal (ERRKB_PRETEND_CUDA), "
+                               "not of a GPU: " + ", ".join(rehearsals))
     for path in sources:
         e, results = read_any(path)
         for k, v in e.items():

@@ -77,10 +77,18 @@ def select(cases: list[Case], records: dict, *, record_ids=None, backends=None, 
 
 
 def worker_group(case: Case) -> str:
-    """The worker process a case runs in: one per backend, and one more per backend for its
-    entry-point steps, whose launches publish configs, reconfigure logging and stand in modules
-    that the claim steps of the same backend must not inherit (nor the other way round)."""
-    return f"{case.backend}:entry" if spec.entry_kind(case.step) else case.backend
+    """The worker process a case runs in: one per backend for its claim steps, and a fresh one
+    for each entry-point step. A launch publishes configs, reconfigures logging, stands in
+    compiled modules and imports a whole project; an import that fails half-way leaves the process
+    in a state no user has (a module run twice re-registers its types and ops), so nothing one
+    launch did may reach another step, and no claim step inherits any of it (nor the other way)."""
+    return f"{case.backend}:entry:{case.id}" if spec.entry_kind(case.step) else case.backend
+
+
+def group_label(group: str) -> str:
+    """The backend label a worker group's seconds are reported under (`vllm:entry` for all of
+    vLLM's entry-point steps)."""
+    return ":".join(group.split(":")[:2])
 
 
 def read_results(path: Path) -> list[dict]:
@@ -272,7 +280,8 @@ def run(cases: list[Case], records: dict, out: Path, *, python: str | None = Non
         if worker is not None:
             worker.close()
         with lock:
-            timings[backend] = round(time.monotonic() - t0, 2)
+            label = group_label(backend)
+            timings[label] = round(timings.get(label, 0.0) + time.monotonic() - t0, 2)
 
     if jobs <= 1:
         for backend, group in groups.items():
@@ -283,7 +292,7 @@ def run(cases: list[Case], records: dict, out: Path, *, python: str | None = Non
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for fut in [pool.submit(run_group, b, g) for b, g in groups.items()]:
                 fut.result()
-    timings = {b: timings[b] for b in groups if b in timings}
+    timings = {b: timings[b] for b in dict.fromkeys(map(group_label, groups)) if b in timings}
     return {"env_id": eid, "env": env, "counts": counts, "seconds_by_backend": timings}
 
 

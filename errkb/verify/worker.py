@@ -1,9 +1,11 @@
 """A worker process: runs the steps the runner sends it, one JSON line in, one JSON line out.
 
 The runner keeps one worker per backend so compiled kernels and imported modules are reused
-between steps; when a step crashes the process (segfault, abort), hangs past its timeout or
-poisons the CUDA context, the runner records that step and starts a fresh worker.
-Case output goes to stderr: stdout carries only the protocol.
+between steps (an entry-point step gets a worker of its own: errkb.verify.runner.worker_group);
+when a step crashes the process (segfault, abort), hangs past its timeout or poisons the CUDA
+context, the runner records that step and starts a fresh worker.
+Case output goes to stderr: stdout carries only the protocol. With ERRKB_PRETEND_CUDA set, the
+process pretends to have a GPU from its start (errkb.verify.pretend), and every step says so.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 import time
 import traceback
 
+from errkb.verify import pretend
 from errkb.verify.case import CUDA_POISON, Context, Refuted, Skip
 from errkb.verify.spec import arch_matches, arch_text
 
@@ -84,6 +87,9 @@ def run_step(req: dict) -> dict:
     out = {"case": case["id"], "status": None, "reason": None, "observed": None, "max_error": None,
            "tolerance": None, "warnings": [], "notes": [], "worker_pid": os.getpid()}
     ctx = None
+    pretending = pretend.apply()
+    if pretending:
+        out["notes"].append(pretending)
     try:
         why = unmet(case["requires"])
         if why:
@@ -112,7 +118,7 @@ def run_step(req: dict) -> dict:
             out["restart"] = True  # even an expected CUDA fault leaves the context unusable
         if ctx is not None:
             out.update(observed=ctx.observed, max_error=ctx.max_error, tolerance=ctx.tolerance,
-                       warnings=ctx.warnings[:20], notes=ctx.notes)
+                       warnings=ctx.warnings[:20], notes=out["notes"] + ctx.notes)
         if isinstance(out["max_error"], float) and out["max_error"] != out["max_error"]:
             out["max_error"] = "nan"
         out["duration_s"] = round(time.monotonic() - started, 3)
@@ -123,6 +129,7 @@ def main() -> int:
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything a case prints goes to stderr
     sys.stdout = sys.stderr
+    pretend.apply()  # before anything the steps import can look for a GPU
     proto.write(json.dumps({"ready": os.getpid()}) + "\n")
     for line in sys.stdin:
         if not line.strip():

@@ -15,8 +15,15 @@ lies between (spawning the scheduler, loading dummy weights, allocating the KV p
 it needs SGLang's compiled kernels, which this machine cannot load (`_server.py`), and none of it
 is about attention arguments. Each step says in its notes how far it got.
 
-`ERRKB_SGLANG_DEVICE=cuda` adds `--device cuda`, only to try the steps on a machine without a GPU;
-the results that count come from a GPU, where SGLang finds the device itself.
+SGLang's resolution pipeline imports sgl_kernel on its way to the model config (the quantization
+methods import compiled ops by name at module level); its compiled modules cannot load beside the
+H200's torch, so the launch first puts errkb's stand-ins in place (`_server.stand_in_compiled`, as
+the claim steps do): importing works, calling any of it ends the step in `error`. The first H200
+run, without them, skipped every step on the missing module.
+
+To rehearse on a machine without a GPU, `ERRKB_PRETEND_CUDA=9.0` (errkb.verify.pretend) makes
+torch answer as an SM90 GPU would, so SGLang finds "the device itself" as on the H200; such
+results are never merged.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import json
 import os
 import tempfile
 
-from verification.cases.sglang._server import runner
+from verification.cases.sglang._server import runner, stand_in_compiled
 
 LOGGERS = ("sglang",)
 
@@ -66,13 +73,11 @@ def launch(ctx, argv: list[str], *, model: str = "llama", then=None):
     says whether the model is served as MLA, as the real one decides from the same config).
     Returns what `then` returns, or the resolved ServerArgs."""
     def run():
+        stand_in_compiled(ctx)  # before anything imports sgl_kernel (the model config's quantization does)
         from sglang.srt.runtime_context import get_context, restore_context, snapshot_context
         from sglang.srt.server_args import prepare_server_args
 
         full = ["--model-path", model_dir(model), "--load-format", "dummy", "--skip-tokenizer-init", *argv]
-        if os.environ.get("ERRKB_SGLANG_DEVICE"):
-            full += ["--device", os.environ["ERRKB_SGLANG_DEVICE"]]
-            ctx.note(f"--device {os.environ['ERRKB_SGLANG_DEVICE']} added (ERRKB_SGLANG_DEVICE): not a GPU result")
         ctx.note(f"launch arguments ({model} config): {' '.join(argv)}")
         server_args = prepare_server_args(full)
         server_args.resolve_once()

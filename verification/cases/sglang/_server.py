@@ -50,12 +50,10 @@ def _compiled_standins() -> dict[str, str]:
     return _stood_in
 
 
-def sglang_module(ctx, name: str):
-    """Import an SGLang module that (indirectly) imports sgl_kernel, with the stand-ins in place
-    when the real sgl_kernel does not load; notes them on the step. If it still cannot be
-    imported, the step is skipped: it showed nothing."""
-    import importlib
-
+def stand_in_compiled(ctx) -> None:
+    """The stand-ins for sgl_kernel when the real one does not load (once per process), noted on
+    the step. SGLang imports it on the way to its model config, quantization methods and attention
+    backends, so both the claim steps and the launcher's argument resolution need them."""
     stood = _compiled_standins()
     if stood:
         why = next(iter(stood.values()))
@@ -63,6 +61,15 @@ def sglang_module(ctx, name: str):
                 f"(sgl_kernel does not import here: {why})")
         if text not in ctx.notes:
             ctx.note(text)
+
+
+def sglang_module(ctx, name: str):
+    """Import an SGLang module that (indirectly) imports sgl_kernel, with the stand-ins in place
+    when the real sgl_kernel does not load; notes them on the step. If it still cannot be
+    imported, the step is skipped: it showed nothing."""
+    import importlib
+
+    stand_in_compiled(ctx)
     try:
         return importlib.import_module(name)
     except Exception as exc:  # noqa: BLE001

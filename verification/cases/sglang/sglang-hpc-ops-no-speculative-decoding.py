@@ -21,7 +21,10 @@ def fix_2(ctx):
 
 def entry_sglang_server(ctx):
     # --attention-backend hpc_ops with EAGLE3 speculative decoding (the draft is the same tiny config).
+    # The three step/top-k/draft-token flags go together: SGLang's resolution asserts that a top-k
+    # without --speculative-num-steps leaves the other two unset too (speculative_hook.py,
+    # _handle_eagle_family), a bare AssertionError that the first rehearsal hit.
     first(ctx, ["--attention-backend", "hpc_ops", "--page-size", "64", "--speculative-algorithm", "EAGLE3",
-                "--speculative-eagle-topk", "1",
+                "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
                 "--speculative-draft-model-path", model_dir("llama")], model="llama",
           then=lambda args, runner: create("hpc_ops", runner))

@@ -13,13 +13,19 @@ the engine core process, the worker and weight loading: they need vLLM's compile
 
 The architecture is inspected beforehand under vLLM's platform-neutral settings (see engine()).
 The platform is vLLM's own CudaPlatform with vllm._C_stable_libtorch stood in (`_vllm_cuda`).
+Before anything else the step pins the process platform and puts that stand-in in place
+(`prepare`): on a GPU machine the first module that asks for vllm.platforms.current_platform
+makes vLLM detect CUDA and import vllm.platforms.cuda, which imports the compiled module at its
+top (the first H200 run stopped there, and its half-done imports broke the steps after it).
 vLLM's FlashAttention extensions (`_vllm_fa2_C`, `_vllm_fa3_C`) are stood in too, unlike in the
 claim steps: a user's vLLM has them, and without them the engine cannot even inspect a model's
 architecture (the model modules import vllm.vllm_flash_attn, which refuses to load), so the
-launch would stop on this machine's missing build rather than on anything the user sees. Entry
-steps run in a worker of their own (errkb.verify.runner.worker_group), so the claim steps, for
-which the presence of those extensions is the decision under test, never see these stand-ins.
-`ERRKB_VLLM_CAPABILITY=9.0` makes it report that capability, only to try the steps without a GPU.
+launch would stop on this machine's missing build rather than on anything the user sees. Each
+entry step runs in a worker process of its own (errkb.verify.runner.worker_group), so the claim
+steps, for which the presence of those extensions is the decision under test, never see these
+stand-ins, and no step sees what another step's launch imported.
+To rehearse on a machine without a GPU, `ERRKB_PRETEND_CUDA=9.0` (errkb.verify.pretend) makes
+torch and vLLM's platform detection answer as on an SM90 GPU; such results are never merged.
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ import json
 import os
 import tempfile
 
-from verification.cases.vllm._vllm_cuda import DEEPSEEK_V3, model_config, on_cuda
+from verification.cases.vllm._vllm import pin_platform
+from verification.cases.vllm._vllm_cuda import CUDA_STANDINS, DEEPSEEK_V3, model_config, on_cuda
 
 LOGGERS = ("vllm",)
 
@@ -92,22 +99,41 @@ def _stand_in_fa_extensions(ctx) -> None:
                  "(calling them raises): " + ", ".join(stood))
 
 
+def prepare(ctx) -> None:
+    """What must happen before any vLLM module can ask for the platform: the process platform
+    pinned to vLLM's UnspecifiedPlatform (so no import on the way resolves it to CUDA and imports
+    vllm.platforms.cuda), the stand-in for the compiled vllm._C_stable_libtorch that
+    vllm.platforms.cuda imports at its top, then the FlashAttention extensions' stand-ins."""
+    import sys
+
+    from errkb.verify.standin import install
+
+    import vllm.platforms as platforms
+
+    if platforms._current_platform is not None and type(platforms._current_platform).__name__ != "UnspecifiedPlatform":
+        ctx.note(f"vLLM's platform was already resolved to {type(platforms._current_platform).__name__} "
+                 "before the step pinned it")
+    pin_platform()
+    stood = install(*CUDA_STANDINS)
+    if stood or any(getattr(sys.modules.get(n), "__errkb_standin__", False) for n in CUDA_STANDINS):
+        note = "compiled modules replaced by errkb stand-ins (calling them raises): " + ", ".join(CUDA_STANDINS)
+        if note not in ctx.notes:
+            ctx.note(note)
+    _stand_in_fa_extensions(ctx)
+
+
 def engine(ctx, argv: list[str], *, model: str = "llama", env=None, select=True, **overrides):
     """A call for ctx.expect_first: `vllm serve <model> --load-format dummy --skip-tokenizer-init ARGV`
     up to the engine config (stage 1), then, with `select`, the attention selector for the model's
     layer (stage 2). `overrides` change the checkpoint config (e.g. head_dim). Returns the class."""
     def run():
-        capability = os.environ.get("ERRKB_VLLM_CAPABILITY")
-        cap = tuple(int(x) for x in capability.split(".")) if capability else None
-        if cap:
-            ctx.note(f"capability {capability} given by ERRKB_VLLM_CAPABILITY: not a GPU result")
-        _stand_in_fa_extensions(ctx)
+        prepare(ctx)
         # The registry's inspection of the architecture (which interfaces the model class has) imports
         # the model's module, whose layers call compiled ops at import on CUDA; inspected once under
         # vLLM's platform-neutral settings (as the claim steps build ModelConfig), the result is cached
         # per architecture (registry._try_inspect_model_cls) and the engine below reuses it.
         model_config({**MODELS[model], **overrides})
-        with on_cuda(ctx, cap, env=env):
+        with on_cuda(ctx, None, env=env):
             from vllm.config import set_current_vllm_config
             from vllm.engine.arg_utils import EngineArgs
             from vllm.utils.argparse_utils import FlexibleArgumentParser
