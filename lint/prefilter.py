@@ -26,10 +26,17 @@ def may_match(source: bytes, tokens: Tokens) -> bool:
         for g in tokens:
             by.setdefault(g[0][:10], []).append(g)
         anchors = _ANCHORS[tokens] = tuple((a, tuple(gs)) for a, gs in sorted(by.items()))
+    seen: dict[bytes, bool] = {}  # a token in several groups is looked for once
     for anchor, groups in anchors:
         if anchor in source:
             for group in groups:
-                if all(t in source for t in group):
+                for t in group:
+                    hit = seen.get(t)
+                    if hit is None:
+                        hit = seen[t] = t in source
+                    if not hit:
+                        break
+                else:
                     return True
     return False
 

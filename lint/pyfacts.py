@@ -18,6 +18,7 @@ from errkb.lint.analysis import relative_base
 from errkb.lint.launch import MODULES, launcher
 
 _NAMES = (ast.Name, ast.Attribute)
+_NONE = type(None)
 # A string piece that launcher(shlex.split(piece)) accepts holds, once quotes and backslashes
 # (shlex's only syntax here) are removed, `<tool>` + whitespace + `serve`, or `-m` + whitespace + a
 # launcher module of the tool; CPython joining `"a" "b"` (libcst reads each piece) cannot remove either.
@@ -67,11 +68,21 @@ class ModuleFacts:
             while stack:
                 node = stack.pop()
                 t = type(node)
+                if t is _NONE or t is str:  # in Dict.keys, kw_defaults, Global.names
+                    continue
                 if t is ast.Attribute:
-                    if type(node.value) is ast.Name:
-                        attrs.add((node.value.id, node.attr))
+                    value = node.value
+                    if type(value) is ast.Name:
+                        attrs.add((value.id, node.attr))
+                    else:
+                        stack.append(value)
+                    continue
                 elif t is ast.Call:
                     calls.append((node, region))
+                    stack.append(node.func)
+                    stack.extend(node.args)
+                    stack.extend(node.keywords)
+                    continue
                 elif t is ast.Constant:
                     if type(node.value) is str and self._string(node.value):
                         self.launch_regions.add(region)
@@ -101,7 +112,7 @@ class ModuleFacts:
                 for field in node._fields:
                     value = getattr(node, field, None)
                     if type(value) is list:
-                        stack.extend(v for v in value if isinstance(v, ast.AST))
+                        stack.extend(value)
                     elif isinstance(value, ast.AST):
                         stack.append(value)
 
