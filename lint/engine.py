@@ -167,9 +167,9 @@ def _screen(python_tree: ast.Module, source: bytes, rules: list[Rule], module: s
     facts = functools.cache(lambda: ModuleFacts(python_tree, module, is_package))
     try:
         with _deep_recursion():
-            kept, sites = candidates(python_tree, source, rules, module, is_package, facts)
+            kept, regions, calls = candidates(python_tree, source, rules, module, is_package, facts)
             if kept and narrowable(kept):
-                return kept, narrow.narrowed(source, narrow.plan(facts(), sites)) or source
+                return kept, narrow.narrowed(source, narrow.plan(facts(), regions, calls)) or source
             return kept, source
     except RecursionError:
         return rules, source

@@ -35,9 +35,9 @@ from errkb.lint.pyfacts import ModuleFacts
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=]")
 
 
-def plan(facts: ModuleFacts, sites: set) -> list[ast.AST]:
+def plan(facts: ModuleFacts, regions: set, calls: list) -> list[ast.AST]:
     """The functions and classes whose bodies libcst need not see, given the regions that must
-    stay (screen.candidates)."""
+    stay and the calls the rules read (screen.candidates)."""
     kept: set[ast.AST] = set()
 
     def keep(region) -> None:
@@ -45,22 +45,44 @@ def plan(facts: ModuleFacts, sites: set) -> list[ast.AST]:
             kept.add(region)
             region = facts.parent[region]
 
-    for region in sites:
+    for region in regions:
         keep(region)
-
-    def self_attrs(f, table) -> set:  # (class, attr) of `self.attr` in method f
-        cls, self_name = facts.methods.get(f, (None, None))
-        return {(cls, a) for n, a in table[f] if n == self_name} if self_name else set()
-
-    added = True
-    while added:
-        used = set().union(*(self_attrs(f, facts.attrs) for f in kept))
-        added = False
-        for f in facts.methods:
-            if f not in kept and not self_attrs(f, facts.stores).isdisjoint(used):
-                keep(f)
-                added = True
+    attrs = _attributes_read(facts, calls)
+    for f, (_, self_name) in facts.methods.items():
+        if f not in kept and self_name and any(n == self_name and a in attrs for n, a in facts.stores[f]):
+            keep(f)
     return [f for f in facts.parent if f not in kept]
+
+
+def _attributes_read(facts: ModuleFacts, calls: list) -> set[str]:
+    """The attribute names X of every `name.X` the analysis may read from the calls: in the
+    calls and the with-items of their regions, and, following names to what is assigned to
+    them (or stored into them, or their parameters' defaults) and attributes to what is stored
+    to them, in any scope. A superset of what resolve, value, dict_items and tensor_facts
+    reach from a call."""
+    stack: list = [call for call, _ in calls]
+    for region in {region for _, region in calls}:
+        stack.extend(facts.withs.get(region, ()))
+    names: set[str] = set()
+    attrs: set[str] = set()
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.Name:
+            if node.id not in names:
+                names.add(node.id)
+                stack.extend(facts.values.get(node.id, ()))
+            continue
+        if t is ast.Attribute and type(node.value) is ast.Name and node.attr not in attrs:
+            attrs.add(node.attr)
+            stack.extend(facts.attr_values.get(node.attr, ()))
+        for field in getattr(node, "_fields", ()):
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(value)
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return attrs
 
 
 def narrowed(source: bytes, functions: list[ast.AST]) -> bytes | None:

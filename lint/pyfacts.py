@@ -50,6 +50,12 @@ class ModuleFacts:
         self.imports: dict[str, set[str]] = {}  # local name -> qualified names, as analysis binds them
         self.assigns: dict[str, list[ast.expr]] = {}  # name = <Name or Attribute>
         self.stored: dict[str, list[ast.expr]] = {}  # X.attr = <Name or Attribute>
+        # what the analysis may read for a name or an attribute, whatever the scope: values
+        # assigned to the name (and keys and values stored into it, name[k] = v), defaults of
+        # parameters of that name; values stored to X.attr
+        self.values: dict[str, list[ast.expr]] = {}
+        self.attr_values: dict[str, list[ast.expr]] = {}
+        self.withs: dict[ast.AST | None, list[ast.expr]] = {}  # the with-items of a region
         self.calls: list[tuple[ast.Call, ast.AST | None]] = []
         self.parent: dict[ast.AST, ast.AST | None] = {}  # function or class -> the region around it
         # (name, attr) of every `name.attr` used in a region, and of every `name.attr = <value>`
@@ -108,7 +114,9 @@ class ModuleFacts:
                 elif t is ast.List or t is ast.Tuple:
                     self._launches(word_launches(node.elts), region)
                 elif t is ast.With or t is ast.AsyncWith:  # libcst may read `with ("a", "b"):` as a tuple
-                    self._launches(word_launches([item.context_expr for item in node.items]), region)
+                    items = [item.context_expr for item in node.items]
+                    self.withs.setdefault(region, []).extend(items)
+                    self._launches(word_launches(items), region)
                 for field in node._fields:
                     value = getattr(node, field, None)
                     if type(value) is list:
@@ -122,6 +130,13 @@ class ModuleFacts:
         self.parent[node] = region
         self.attrs[node], self.stores[node] = set(), set()
         jobs.append((node, list(node.body)))
+        if type(node) is not ast.ClassDef:
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            for param, default in [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+                                   *zip(args.kwonlyargs, args.kw_defaults)]:
+                if default is not None:
+                    self.values.setdefault(param.arg, []).append(default)
         for field in node._fields:
             value = getattr(node, field, None)
             if field != "body" and type(value) is list:
@@ -182,14 +197,19 @@ class ModuleFacts:
         if value is None:
             return
         for target in (node.targets if type(node) is ast.Assign else [node.target]):
-            if type(target) is ast.Name:
+            t = type(target)
+            if t is ast.Name:
+                self.values.setdefault(target.id, []).append(value)
                 if isinstance(value, _NAMES):
                     self.assigns.setdefault(target.id, []).append(value)
-            elif type(target) is ast.Attribute:
+            elif t is ast.Attribute:
                 if type(target.value) is ast.Name:
                     self.stores[region].add((target.value.id, target.attr))
+                self.attr_values.setdefault(target.attr, []).append(value)
                 if isinstance(value, _NAMES):
                     self.stored.setdefault(target.attr, []).append(value)
+            elif t is ast.Subscript and type(target.value) is ast.Name:
+                self.values.setdefault(target.value.id, []).extend((target.slice, value))
 
 
 def prefixes(names: Iterable[str]) -> set[str]:

@@ -86,10 +86,11 @@ def _kind(rule: Rule) -> str | None:
 
 
 def candidates(tree: ast.Module, source: bytes, rules: Iterable[Rule], module: str, is_package: bool,
-               facts: Callable[[], ModuleFacts] | None = None) -> tuple[list[Rule], set]:
+               facts: Callable[[], ModuleFacts] | None = None) -> tuple[list[Rule], set, list]:
     """(the rules of `rules` that may report in this module, in their order; the regions
-    (pyfacts) holding a call that may resolve to a kept kernel rule's target). `facts` gives
-    the module's ModuleFacts (one walk over every node), asked for only when needed."""
+    (pyfacts) libcst must see for them; the calls they may report at or build a Launch from,
+    with their regions). `facts` gives the module's ModuleFacts (one walk over every node),
+    asked for only when needed."""
     if facts is None:
         facts = functools.cache(lambda: ModuleFacts(tree, module, is_package))
     rules = list(rules)
@@ -107,40 +108,41 @@ def candidates(tree: ast.Module, source: bytes, rules: Iterable[Rule], module: s
         maybe.append(rule)
     kinds = {_kind(rule) for rule in maybe}
     if not kinds & {"kernel", "config"}:
-        return maybe, set()
+        return maybe, set(), []
     mod = facts()
     kernel_targets = {t for rule in maybe if _kind(rule) == "kernel" for t in rule.TARGETS}
     config = "config" in kinds
     resolve = Resolver(mod, kernel_targets | (VLLM_CALLS | SGLANG_CALLS if config else set()),
                        ("transformers",) if config else ())
-    sites: dict[str, set] = {}  # kernel rule code -> regions of its calls
+    sites: dict[str, list] = {}  # kernel rule code -> its calls, with their regions
     tools = set(mod.literal_tools)
     transformers_imported = config and any(q.split(".")[0] == "transformers" for q in mod.bound)
-    launch_sites: set = set()
+    launch_sites: list = []
     for call, region in mod.calls:
         got = resolve(call.func)
         if got:
             for rule in maybe:
                 if _kind(rule) == "kernel" and not got.isdisjoint(rule.TARGETS):
-                    sites.setdefault(rule.CODE, set()).add(region)
+                    sites.setdefault(rule.CODE, []).append((call, region))
         if config and (found_tools := _launch_tools(call, got, transformers_imported)):
             tools |= found_tools
-            launch_sites.add(region)
-    out, regions = [], set()
+            launch_sites.append((call, region))
+    out, calls, regions = [], [], set()
     for rule in maybe:
         kind = _kind(rule)
         if kind == "kernel":
             if rule.CODE not in sites:
                 continue
-            regions |= sites[rule.CODE]
+            calls += sites[rule.CODE]
         elif kind == "config":
             if rule.TOOL not in tools:
                 continue
-            # where launch_python finds Launches, and every import (the transformers rules ask
-            # which scopes import what)
-            regions |= launch_sites | mod.launch_regions | mod.import_regions
+            # the calls Launches come from, the literals, and every import (the transformers
+            # rules ask which scopes import what)
+            calls += launch_sites
+            regions |= mod.launch_regions | mod.import_regions
         out.append(rule)
-    return out, regions
+    return out, regions | {region for _, region in calls}, calls
 
 
 def narrowable(rules: Iterable[Rule]) -> bool:

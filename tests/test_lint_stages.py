@@ -130,9 +130,9 @@ def test_narrowing_is_exercised_by_the_cases():
         source = _wrapped_in_method(_PAD_BEFORE + example.code).encode()
         tree = ast.parse(source)
         facts = ModuleFacts(tree, "example", False)
-        kept, sites = screen.candidates(tree, source, [rule], "example", False, lambda: facts)
+        kept, regions, calls = screen.candidates(tree, source, [rule], "example", False, lambda: facts)
         assert kept == [rule]
-        parsed = narrow.narrowed(source, narrow.plan(facts, sites))
+        parsed = narrow.narrowed(source, narrow.plan(facts, regions, calls))
         if parsed is not None and len(parsed) < len(source):
             shortened += 1
             assert parsed.count(b"\n") == source.count(b"\n")
@@ -153,6 +153,24 @@ class Attention:
 
     def forward(self, q, k, v, m):
         return self.attn(q, k, v, attn_mask=m, is_causal=True)
+'''
+
+_FP8_LAYER = '''\
+import torch
+from flash_attn.cute import flash_attn_func
+
+
+class Layer:
+    def __init__(self):
+        self.kv_dtype = torch.float8_e4m3fn
+
+    def unrelated(self):
+        self.other = 1
+        return [self.other for _ in range(3)]
+
+    def forward(self, q, k):
+        v = torch.randn(2, 128, 8, 128).to(self.kv_dtype)
+        return flash_attn_func(q, k, v)
 '''
 
 # constructs narrowing must get right: each is linted with the stages on and off
@@ -186,6 +204,11 @@ TRICKY = {
     # a suppression comment in the kept function
     "suppressed": ("import torch.nn.functional as F\ndef a():\n    return 1\ndef b(q, k, v, m):\n"
                    "    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)  # errkb: ignore\n", 0),
+    # a dtype the analysis follows from an argument, through a local name, to a self attribute
+    # stored in another method (that method stays, the unrelated one goes)
+    "dtype through a name and self": (_FP8_LAYER, 1),
+    "dtype through a name and self, also reset": (
+        _FP8_LAYER + "\n    def reset(self):\n        self.kv_dtype = None\n", 0),
     # CRLF line ends and a coding cookie: parsed whole
     "crlf": ("import torch.nn.functional as F\r\ndef a():\r\n    return 1\r\ndef b(q, k, v, m):\r\n"
              "    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\r\n", 1),
@@ -263,8 +286,8 @@ def test_narrowed_keeps_every_line_and_what_it_does_not_blank():
     tree = ast.parse(source)
     rule = next(r for r in ALL if r.CODE == "EKB302")
     facts = ModuleFacts(tree, "example", False)
-    _, sites = screen.candidates(tree, source, [rule], "example", False, lambda: facts)
-    functions = narrow.plan(facts, sites)
+    _, regions, calls = screen.candidates(tree, source, [rule], "example", False, lambda: facts)
+    functions = narrow.plan(facts, regions, calls)
     assert [f.name for f in functions] == ["unrelated"]
     parsed = narrow.narrowed(source, functions)
     assert parsed.splitlines()[:7] == source.splitlines()[:7]
@@ -272,6 +295,17 @@ def test_narrowed_keeps_every_line_and_what_it_does_not_blank():
     assert b"sum(y)" not in parsed and parsed.count(b"\n") == source.count(b"\n")
     ast.parse(parsed)
     assert narrow.narrowed(source.replace(b"\n", b"\r\n"), functions) is None
+
+
+def test_only_the_methods_the_call_reads_stay():
+    """forward holds the call; __init__ stores the self attribute its argument reads; unrelated
+    stores another one and goes."""
+    source = _FP8_LAYER.encode()
+    tree = ast.parse(source)
+    rule = next(r for r in ALL if r.CODE == "EKB205")
+    facts = ModuleFacts(tree, "example", False)
+    _, regions, calls = screen.candidates(tree, source, [rule], "example", False, lambda: facts)
+    assert [f.name for f in narrow.plan(facts, regions, calls)] == ["unrelated"]
 
 
 def test_the_stages_are_on_by_default():
