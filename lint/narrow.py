@@ -16,9 +16,10 @@ The regions (pyfacts: the module, and each function or class body) that stay:
   target; with a configuration rule kept, a call or literal launch_python may turn into a
   Launch, and every import statement;
 - every region around a region that stays (a blanked body takes its nested bodies with it);
-- every method of a class that stores `self.attr = ...` for an attribute that a method staying
-  reads as `self.attr`, until none is added: the analysis follows `self.attr` through all its
-  stores in that class.
+- every method that stores `self.attr = ...` for an attribute the analysis may read from those
+  calls: followed from the calls and the with-items around them, through what is assigned to
+  the names they use and stored to the attributes, in any scope (the analysis follows
+  `self.attr` through all its stores in the class, so none may go).
 
 A rule with its own `run` (EKB401) may read anything: a file where it may report is parsed
 whole. So is a module that is not UTF-8, has a coding cookie or a bare carriage return, or

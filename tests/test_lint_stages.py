@@ -209,6 +209,19 @@ TRICKY = {
     "dtype through a name and self": (_FP8_LAYER, 1),
     "dtype through a name and self, also reset": (
         _FP8_LAYER + "\n    def reset(self):\n        self.kv_dtype = None\n", 0),
+    # a self attribute stored from another self attribute, stored in a third method
+    "self attribute chain": (
+        "import torch.nn.functional as F\n\nclass A:\n    def __init__(self):\n        self.fn = self.impl\n\n"
+        "    def setup(self):\n        self.impl = F.scaled_dot_product_attention\n\n"
+        "    def unrelated(self):\n        self.other = 2\n\n    def forward(self, q, k, v, m):\n"
+        "        return self.fn(q, k, v, attn_mask=m, is_causal=True)\n", 1),
+    # the backend of the `with` around the call is a self attribute stored in __init__
+    "with-item through self": (
+        "import torch.nn.functional as F\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n\n"
+        "class Attn:\n    def __init__(self):\n        self.backend = SDPBackend.FLASH_ATTENTION\n\n"
+        "    def unrelated(self):\n        return 1\n\n    def forward(self, q, k, v, m):\n"
+        "        with sdpa_kernel(self.backend):\n"
+        "            return F.scaled_dot_product_attention(q, k, v, attn_mask=m)\n", 1),
     # CRLF line ends and a coding cookie: parsed whole
     "crlf": ("import torch.nn.functional as F\r\ndef a():\r\n    return 1\r\ndef b(q, k, v, m):\r\n"
              "    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\r\n", 1),
