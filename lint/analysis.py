@@ -164,6 +164,20 @@ def _dotted(node: cst.BaseExpression | None) -> str | None:
     return None
 
 
+def relative_base(importer: str, is_package: bool, level: int, module: str | None) -> str | None:
+    """What `from <level dots><module> import ...` in module `importer` imports from (None: above
+    the top package). screen.py resolves relative imports with it too, so both agree."""
+    parts = importer.split(".") if importer else []
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts):
+        return None
+    parts = parts[: len(parts) - (level - 1)]
+    if module:
+        parts.append(module)
+    return ".".join(parts) if parts else None
+
+
 # ------------------------------------------------------------------ collection
 
 
@@ -222,15 +236,7 @@ class _Collector(_Walker):
 
     # imports -------------------------------------------------------
     def _relative_base(self, level: int, module: str | None) -> str | None:
-        parts = self.module.split(".") if self.module else []
-        if not self.is_package:
-            parts = parts[:-1]
-        if level - 1 > len(parts):
-            return None
-        parts = parts[: len(parts) - (level - 1)]
-        if module:
-            parts.append(module)
-        return ".".join(parts) if parts else None
+        return relative_base(self.module, self.is_package, level, module)
 
     def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:

@@ -11,6 +11,8 @@ Inline suppression, on any line of the statement a finding is reported in:
 from __future__ import annotations
 
 import ast
+import functools
+import gc
 import io
 import re
 import sys
@@ -29,6 +31,9 @@ from errkb.lint.fixes import decode_source, line_starts
 from errkb.lint.prefilter import Tokens, may_match, tokens_of
 from errkb.lint.results import MAX_BYTES, UNUSED_SUPPRESSION, FileResult, Finding, RecordText, unused_suppressions
 from errkb.lint.rule import DEFAULT_ARCHS, LintContext, Rule, all_rules
+from errkb.lint import narrow
+from errkb.lint.pyfacts import ModuleFacts
+from errkb.lint.screen import candidates, narrowable
 from errkb.lint.table import RecordTexts
 
 _SUPPRESS = re.compile(rb"#\s*errkb:\s*ignore(?:\[([A-Za-z0-9_,\s-]*)\])?")
@@ -106,22 +111,36 @@ def _suppressed_by(line: int, code: str, sup: dict[int, set[str] | None], spans:
 PARSER_DEPTH = 10_000  # generated code nests deep; this much is safe for the C stack and for libcst
 
 
-def _too_deep_for_the_parser(source: bytes) -> str | None:
-    """Why libcst must not see this file, or None. Its native parser recurses on the C stack and
-    dies (SIGSEGV) on thousands of nested brackets or unary operators, and crawls on a huge
-    chain of binary operators; CPython's own parser refuses all three quickly and safely, and
-    Python could not run such a file anyway."""
+def _python_ast(source: bytes) -> tuple[ast.Module | None, str | None]:
+    """CPython's own tree of the file (None when it does not parse), and why libcst must not see
+    the file, or None. libcst's native parser recurses on the C stack and dies (SIGSEGV) on
+    thousands of nested brackets or unary operators, and crawls on a huge chain of binary
+    operators; CPython's parser refuses all three quickly and safely, and Python could not run
+    such a file anyway. The tree then tells which rules may report at all (screen.py)."""
     try:
-        with _deep_recursion(PARSER_DEPTH):
-            ast.parse(source)
+        with _deep_recursion(PARSER_DEPTH), _no_gc():
+            return ast.parse(source), None
     except (RecursionError, MemoryError):
-        return "too deeply nested to parse"
+        return None, "too deeply nested to parse"
     except SyntaxError as exc:
         if "too many nested" in str(exc) or "too complex" in str(exc):
-            return "too deeply nested to parse"
+            return None, "too deeply nested to parse"
     except ValueError:  # null bytes and the like: libcst reports them in its own words
         pass
-    return None
+    return None, None
+
+
+@contextmanager
+def _no_gc():
+    """The cyclic collector paused while CPython builds a tree: it would otherwise run every few
+    hundred new nodes and scan every object the process holds (a fifth of the parse)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 @contextmanager
@@ -136,12 +155,34 @@ def _deep_recursion(limit: int = 60000):
         sys.setrecursionlimit(old)
 
 
+# Stages two and three (screen.py, narrow.py) on or off; off, every file that passes the byte
+# prefilter is parsed whole and every rule runs. Tests and the benchmark compare the two.
+SCREEN = True
+
+
+def _screen(python_tree: ast.Module, source: bytes, rules: list[Rule], module: str,
+            is_package: bool) -> tuple[list[Rule], bytes]:
+    """(the rules that may report here, the source libcst is to parse): screen.py, then narrow.py
+    unless a rule with its own run is left. Too deep a tree for them: every rule, the whole file."""
+    facts = functools.cache(lambda: ModuleFacts(python_tree, module, is_package))
+    try:
+        with _deep_recursion():
+            kept, regions, calls = candidates(python_tree, source, rules, module, is_package, facts)
+            if kept and narrowable(kept):
+                return kept, narrow.narrowed(source, narrow.plan(facts(), regions, calls)) or source
+            return kept, source
+    except RecursionError:
+        return rules, source
+
+
 def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS,
                 texts: dict[str, RecordText] | None = None, module: str | None = None,
                 report_unused: bool = False, tokens: tuple[tuple[bytes, ...], ...] | None = None,
-                versions: dict[str, str] | None = None, pinned: dict | None = None) -> FileResult:
+                versions: dict[str, str] | None = None, pinned: dict | None = None,
+                screen: bool | None = None) -> FileResult:
     """Findings for one file's bytes; never raises on bad input (the result says why it skipped).
-    `versions`: configured target releases; `pinned`: the project's pins (lint/pins.py)."""
+    `versions`: configured target releases; `pinned`: the project's pins (lint/pins.py); `screen`
+    (default: SCREEN) turns the stages between the prefilter and libcst on or off."""
     texts = texts or {}
     result = FileResult(path)
     if not source.strip():
@@ -158,11 +199,28 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
         return result
     if not path.endswith(".py") and is_command_file(path):  # scripts, Dockerfiles, YAML: launch commands
         return lint_commands(source, path, rules, archs, texts, versions, report_unused, pinned)
-    if problem := _too_deep_for_the_parser(source):
+    python_tree, problem = _python_ast(source)
+    if problem:
         result.skipped = problem
         return result
+    if module is None:
+        module = module_name(Path(path))
+    parse = source
+    if python_tree is not None and not wants_unused and (SCREEN if screen is None else screen):
+        # (with unused suppressions reported every rule runs: any suppression may be the used one)
+        rules, parse = _screen(python_tree, source, rules, module, Path(path).name == "__init__.py")
+        if not rules:
+            return result
+    del python_tree
+    tree = None
+    if parse is not source:
+        try:
+            tree = cst.parse_module(parse)
+        except Exception:  # narrowing must never cost a finding: the whole file then
+            tree = None
     try:
-        tree = cst.parse_module(source)
+        if tree is None:
+            tree = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         result.skipped = f"syntax error at line {exc.raw_line}, column {exc.raw_column}"
         return result

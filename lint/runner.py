@@ -8,6 +8,7 @@ only when a file passes the prefilter, so a run over files without kernel calls 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -232,6 +233,7 @@ def _lint_bytes(source: bytes, path: str, rel: str, ignored: list[str]) -> tuple
                                  report_unused=_W["report_unused"], tokens=tokens, versions=_W["versions"],
                                  pinned=pinned)
     except FileTimeout:
+        gc.enable()  # the timer may have fired while the engine paused the collector
         result = FileResult(rel, skipped=f"timed out: the analysis took longer than {_W['timeout']:g} s"
                                          " (the per-file limit: --file-timeout, or file-timeout in [tool.errkb])")
     except Exception as exc:  # a linter bug must not hide the other files
