@@ -272,3 +272,28 @@ def test_the_vllm_entry_payload_takes_what_xgrammar_and_fastapi_import_from_the_
     files = [f["file"] for f in lock["files"] if f.get("payloads", {}).get("sglang-server") == "wheel"]
     taken = {f.split("-")[0] for f in files if re.search(pattern, f)}
     assert {"apache_tvm_ffi", "starlette", "pydantic", "pydantic_core"} <= taken
+
+
+def test_a_cuda_step_reimports_a_module_that_registered_a_custom_op(monkeypatch):
+    """The H200's "Duplicate op name: mm_encoder_attn": a module set aside for a CUDA step is
+    imported afresh and registers its CustomOp again; its name must be free then, and the
+    registry must hold the first class again afterwards."""
+    from verification.cases.vllm._vllm_cuda import set_aside_custom_ops
+
+    name = "vllm.model_executor.layers.attention.mm_encoder_attention"
+    first, other = type("MMEncoderAttention", (), {"__module__": name}), type("Linear", (), {"__module__": "x"})
+    custom_op = types.SimpleNamespace(op_registry={"mm_encoder_attn": first, "linear": other}, op_registry_oot={})
+    monkeypatch.setitem(sys.modules, "vllm.model_executor.custom_op", custom_op)
+
+    put_back = set_aside_custom_ops({name: object()})
+    assert custom_op.op_registry == {"linear": other}
+    custom_op.op_registry["mm_encoder_attn"] = type("MMEncoderAttention", (), {"__module__": name})
+    put_back()
+    assert custom_op.op_registry == {"mm_encoder_attn": first, "linear": other}
+
+
+def test_setting_aside_custom_ops_without_vllm_loaded_changes_nothing(monkeypatch):
+    from verification.cases.vllm._vllm_cuda import set_aside_custom_ops
+
+    monkeypatch.delitem(sys.modules, "vllm.model_executor.custom_op", raising=False)
+    set_aside_custom_ops({"vllm.model_executor.layers.attention": object()})()

@@ -85,6 +85,7 @@ def on_cuda(ctx, capability=None, *, env=None, hf_config=None, model_args=None, 
         patches.append(mock.patch.object(CudaPlatform, "get_device_capability",
                                          classmethod(lambda cls, device_id=0: cap)))
     aside = {n: sys.modules.pop(n) for n in _PLATFORM_BRANCHED if n in sys.modules}
+    put_back_ops = set_aside_custom_ops(aside)
 
     def rebind(old, new):
         # Only modules that bound the name themselves (`from vllm.platforms import current_platform`);
@@ -108,7 +109,31 @@ def on_cuda(ctx, capability=None, *, env=None, hf_config=None, model_args=None, 
         for n in _PLATFORM_BRANCHED:
             sys.modules.pop(n, None)
         sys.modules.update(aside)
+        put_back_ops()
         _forget_process_state()
+
+
+def set_aside_custom_ops(modules) -> callable:
+    """Unregister the CustomOps that `modules` (set aside above) registered at import, and return
+    what registers them again. Importing such a module afresh runs its `@CustomOp.register(name)`
+    again, and vLLM's registry refuses a name twice ("Duplicate op name: mm_encoder_attn", seen on
+    the H200 when a model config had loaded mm_encoder_attention before the CUDA step)."""
+    import sys
+
+    custom_op = sys.modules.get("vllm.model_executor.custom_op")
+    registries = [r for r in (getattr(custom_op, "op_registry", None), getattr(custom_op, "op_registry_oot", None))
+                  if isinstance(r, dict)]
+    saved = [dict(r) for r in registries]
+    for registry in registries:
+        for name, op in list(registry.items()):
+            if getattr(op, "__module__", None) in modules:
+                del registry[name]
+
+    def put_back():
+        for registry, before in zip(registries, saved):
+            registry.clear()
+            registry.update(before)
+    return put_back
 
 
 def _forget_process_state():
