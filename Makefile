@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve test validate browser clean gpu-payload
+.PHONY: install serve test validate browser clean gpu-payload gpu-fa-src
 
 install: $(STAMP)
 
@@ -38,6 +38,21 @@ validate: $(STAMP)
 # hashes into .gpu-cache/, packed into .gpu/call1..4/ (docs/verification.md). Standard library + pip.
 gpu-payload:
 	$(PYTHON) verification/device/payload.py
+	$(MAKE) --no-print-directory gpu-fa-src
+
+# The FlashAttention-2/3 sources the device builds from (docs/verification.md, "The FA2 recipe",
+# "The FA3 recipe"): flash-attn 2.8.3's sdist from PyPI, and FA3's pinned git trees packed by
+# fa3_src.py from clones of flash-attention and cutlass (FA_GIT, CUTLASS_GIT: any clone holding the
+# pinned commits; blobless clones are made when the folders are missing). The device checks both sha256s.
+FA_GIT ?= .gpu-cache/git/flash-attention
+CUTLASS_GIT ?= .gpu-cache/git/cutlass
+FA2_SDIST := .gpu/fa-src/flash_attn-2.8.3.tar.gz
+FA2_SDIST_URL := https://files.pythonhosted.org/packages/3b/b2/8d76c41ad7974ee264754709c22963447f7f8134613fd9ce80984ed0dab7/flash_attn-2.8.3.tar.gz
+gpu-fa-src:
+	@[ -f $(FA2_SDIST) ] || { mkdir -p $(dir $(FA2_SDIST)) && curl -sSfL -o $(FA2_SDIST) $(FA2_SDIST_URL); }
+	@[ -d $(FA_GIT) ] || git clone -q --bare --filter=blob:none https://github.com/Dao-AILab/flash-attention $(FA_GIT)
+	@[ -d $(CUTLASS_GIT) ] || git clone -q --bare --filter=blob:none https://github.com/NVIDIA/cutlass $(CUTLASS_GIT)
+	$(PYTHON) verification/device/fa3_src.py --flash-attention $(FA_GIT) --cutlass $(CUTLASS_GIT)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
