@@ -26,7 +26,8 @@ EVAL_DIR = Path(__file__).resolve().parent.parent / "tests" / "eval"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--misses", action="store_true", help="list dev pastes that were not answered right")
+    parser.add_argument("--misses", action="store_true",
+                        help="list dev pastes that were not answered right (with --round, that round's only)")
     parser.add_argument("--round", type=int, metavar="N", help="also score the dev pastes of sampling round N")
     args = parser.parse_args()
     index = MatchIndex(Dataset.load())
@@ -38,15 +39,16 @@ def main() -> None:
         s = wild.summary([o for o in outcomes if o.label.part == part])
         print(f"{part:6} {s['pastes']:6} {s['in_scope']:8} {s['right']:6} {s['wrong']:6} {s['abstained']:7}"
               f" {s['top1']:6.1%} {s['no_error']:8} {s['quiet_share']:6.1%}")
-    if args.round:
-        urls = wild.round_urls(args.round)
+    urls = wild.round_urls(args.round) if args.round else None
+    if urls is not None:
         s = wild.summary([o for o in outcomes if o.label.part == "dev" and o.label.url in urls])
         print(f"{'round' + str(args.round):6} {s['pastes']:6} {s['in_scope']:8} {s['right']:6} {s['wrong']:6}"
               f" {s['abstained']:7} {s['top1']:6.1%} {s['no_error']:8} {s['quiet_share']:6.1%}")
     old = curated.summary(curated.evaluate(index, EVAL_DIR))
     print(f"\nrecord-derived eval (tests/eval): {old['pastes']} pastes, top-1 {old['top1']:.1%}")
     if args.misses:
-        dev = [o for o in outcomes if o.label.part == "dev" and o.verdict in ("wrong", "abstained", "spoke")]
+        dev = [o for o in outcomes if o.label.part == "dev" and o.verdict in ("wrong", "abstained", "spoke")
+               and (urls is None or o.label.url in urls)]
         by_family = collections.Counter((o.label.family, o.label.library) for o in dev if o.label.in_scope)
         print("\ndev misses by family and library:")
         for (family, library), n in by_family.most_common():
