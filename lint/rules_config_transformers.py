@@ -72,6 +72,17 @@ class TransformersUnknownAttnImplementation(ConfigRule):
         # held-out triage (an SGLang fork's transformers backend): registered in the dict AttentionInterface wraps
         "from transformers import AutoModel\nfrom transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n"
         "ALL_ATTENTION_FUNCTIONS['sglang'] = fn\nm = AutoModel.from_config(cfg, attn_implementation='sglang')",
+        # held-out-3 triage (transformers' own tests, vendored): a configuration class stores the
+        # name unchecked (configuration_utils.py, 4.50.0.dev0 and 5.25.0); only model classes check it
+        "from transformers import AutoConfig\ncfg = AutoConfig.from_pretrained('m', attn_implementation='foo-bar-baz')",
+        "import transformers\ncfg = transformers.MistralConfig.from_pretrained('m', attn_implementation='foo')",
+        # ... and a load the test expects to raise (with pytest.raises / self.assertRaises around it)
+        "import unittest\nfrom transformers import AutoModel\nclass T(unittest.TestCase):\n"
+        "    def test_wrong(self):\n        with self.assertRaises(ValueError) as cm:\n"
+        "            AutoModel.from_pretrained('m', attn_implementation='foo')\n",
+        "import pytest\nfrom transformers import AutoModel\ndef test_wrong():\n"
+        "    with pytest.raises(ValueError, match='not supported'):\n"
+        "        AutoModel.from_pretrained('m', attn_implementation='foo')\n",
         # training configs: each framework's own key, mapped to what reaches transformers
         Example(_TRL + "attn_implementation: flash_attention_2\ntorch_dtype: bfloat16\n", path="recipe.yaml"),
         Example("base_model: m\nattn_implementation: xformers\n", path="axolotl.yml"),  # axolotl's own patch
@@ -89,6 +100,10 @@ class TransformersUnknownAttnImplementation(ConfigRule):
         Example("import transformers\ncfg = transformers.AutoConfig.from_pretrained('m')\n"
                 "m = transformers.AutoModel.from_config(cfg, attn_implementation='FLASH_ATTN')"),
         Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m')\nm.set_attn_implementation('fa3')"),
+        # after the `with pytest.raises(...)` block, a load is checked again
+        Example("import pytest\nfrom transformers import AutoModel\ndef test_wrong():\n"
+                "    with pytest.raises(ValueError):\n        AutoModel.from_pretrained('m', attn_implementation='foo')\n"
+                "    AutoModel.from_pretrained('m', attn_implementation='fa2')\n"),
         Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_3')",
                 versions=(("transformers", "4.52.0"),)),
     ]
