@@ -351,6 +351,30 @@ def notebook_python(text: str, path: str, rules, archs, texts, versions, pinned)
     return out
 
 
+def span_fix(rule, rep, texts, text: str, starts: list[int]):
+    """The report's fix in character offsets of the file's text, when the rule implements its
+    record's fix, the record is `confirmed` (as engine._fix decides for Python), and every edit's
+    span still holds the text it replaces (in a notebook, a word the JSON string holds unescaped;
+    a word whose quoting changed its text is never edited)."""
+    from errkb.lint.launch import SpanEdit
+    from errkb.lint.results import Fix
+
+    number = rule.FIXES.get(rep.record)
+    record = texts.get(rep.record)
+    if rep.fix is None or number is None or record is None or not record.confirmed or text.startswith("\ufeff"):
+        return None
+    edits = []
+    for e in rep.fix.edits:
+        if not isinstance(e, SpanEdit):
+            return None
+        a = starts[e.span.line - 1] + e.span.col - 1
+        b = starts[e.span.end_line - 1] + e.span.end_col - 1
+        if text[a:b] != e.old:
+            return None
+        edits.append((a, b, e.text))
+    return Fix(rep.fix.title, rep.fix.safe, number, tuple(edits))
+
+
 def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, report_unused=False, pinned=None):
     """Findings for one shell script, Dockerfile, YAML, Markdown file or notebook (never raises on
     bad input). `pinned`: the project's pinned versions (lint/pins.py), below the file's own."""
@@ -381,6 +405,7 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
             launch.versions.setdefault(package, got)
     ctx = LintContext(None, tuple(archs), dict(versions or {}), dict(pinned or {}))
     sup = suppressions(source)
+    starts = _Locator(text).starts
     used: dict[int, set[str]] = {}
     findings = []
     for rule in rules:
@@ -396,7 +421,8 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
                     used.setdefault(span.line, set()).add(rule.CODE)
                     continue
                 findings.append(Finding(path, span.line, span.col, rule.CODE, rule.NAME, rep.record,
-                                        render(rep, texts), span.end_line, span.end_col))
+                                        render(rep, texts), span.end_line, span.end_col,
+                                        span_fix(rule, rep, texts, text, starts)))
     if kind == "notebook":
         findings += notebook_python(text, path, rules, archs, texts, versions, {**(pinned or {}), **own})
     elif report_unused:  # (in a notebook a comment may belong to a Python cell: not reported there)

@@ -155,6 +155,32 @@ def _deep_recursion(limit: int = 60000):
         sys.setrecursionlimit(old)
 
 
+_RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+
+
+def expects_raise(tree: ast.Module) -> list[tuple[int, int]]:
+    """The line ranges of the bodies of `with pytest.raises(...)` / `with self.assertRaises(...)`
+    (also assertRaisesRegex, and `raises` imported from pytest): code there is a test that the
+    error happens, so a finding there has nothing to fix. Read from CPython's tree of the whole
+    file, so the stages between the prefilter and libcst cannot change it."""
+    bare = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and node.module == "pytest" for a in node.names if a.name == "raises"}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and node.body:
+            for item in node.items:
+                call = item.context_expr
+                if not isinstance(call, ast.Call):
+                    continue
+                f = call.func
+                if (isinstance(f, ast.Attribute) and (f.attr in _RAISES_METHODS or (
+                        f.attr == "raises" and isinstance(f.value, ast.Name) and f.value.id == "pytest"))) \
+                        or (isinstance(f, ast.Name) and f.id in bare):
+                    out.append((node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno))
+                    break
+    return out
+
+
 # Stages two and three (screen.py, narrow.py) on or off; off, every file that passes the byte
 # prefilter is parsed whole and every rule runs. Tests and the benchmark compare the two.
 SCREEN = True
@@ -211,6 +237,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
         rules, parse = _screen(python_tree, source, rules, module, Path(path).name == "__init__.py")
         if not rules:
             return result
+    expected = expects_raise(python_tree) if python_tree is not None and b"aises" in source else ()
     del python_tree
     tree = None
     if parse is not source:
@@ -255,6 +282,8 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
         for rule, rep in reports:
             pos = positions[rep.node]
             line = pos.start.line
+            if expected and any(first <= line <= last for first, last in expected):
+                continue  # the code expects the call to raise (a test of the error)
             silencers = _suppressed_by(line, rule.CODE, sup, spans) if sup else ()
             for n in silencers:
                 used.setdefault(n, set()).add(rule.CODE)

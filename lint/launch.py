@@ -158,6 +158,38 @@ def env_launch(name: str, value: object, anchor: object) -> Launch | None:
 # ------------------------------------------------------------------ rules
 
 
+@dataclass(frozen=True)
+class SpanEdit:
+    """An edit outside Python: the text `old` at `span` becomes `text` (commands.py checks that
+    the file still holds `old` there before offering it)."""
+
+    span: Span
+    old: str
+    text: str
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
+def value_fix(setting: Setting, new: str, title: str, safe: bool = True):
+    """A fix that writes `new` in place of a setting's value, when the value is written as it is
+    read where it is reported: a word or scalar of a command file, a string literal of a call
+    (not a name bound elsewhere, whose other uses an edit would change). None otherwise."""
+    from errkb.lint.edits import RuleFix, replace
+
+    if setting.text is None or not _PLAIN_NAME.fullmatch(new) or not _PLAIN_NAME.fullmatch(setting.text):
+        return None
+    anchor = setting.anchor
+    if isinstance(anchor, Span):
+        return RuleFix(title, safe, (SpanEdit(anchor, setting.text, new),))
+    import libcst as cst
+
+    node = anchor.value if isinstance(anchor, cst.Arg) else anchor
+    if isinstance(node, cst.SimpleString) and node.raw_value == setting.text:
+        return RuleFix(title, safe, (replace(node, f"{node.prefix}{node.quote}{new}{node.quote}"),))
+    return None
+
+
 class ConfigRule(Rule):
     """Base of the configuration rules: `check_launch` sees every Launch of its TOOL, from Python
     (see launch_python.py) and from scripts, Dockerfiles and YAML (see commands.py)."""

@@ -25,6 +25,9 @@ SGLANG_CALLS = frozenset({
     "sglang.srt.server_args.ServerArgs",
 })
 _TRANSFORMERS_LOADERS = ("from_pretrained", "from_config")
+# classes whose loaders take attn_implementation without checking it: a configuration stores it
+# (PretrainedConfig.__init__, 4.50.0.dev0 and 5.25.0), tokenizers and processors ignore it
+_NOT_MODELS = ("Config", "Configuration", "Tokenizer", "TokenizerFast", "Processor", "FeatureExtractor")
 _ENV_SETTERS = ("setdefault", "putenv", "setenv", "__setitem__")
 
 
@@ -80,6 +83,14 @@ def _imports_transformers(index: ModuleIndex) -> bool:
                for s in scopes.values() for bs in s.bindings.values() for b in bs)
 
 
+def _model_loader(target: str) -> bool:
+    """`transformers.<Class>.from_pretrained/from_config` of a model class (not a configuration,
+    tokenizer or processor, which never check attn_implementation)."""
+    parts = target.split(".")
+    return (parts[0] == "transformers" and len(parts) > 2 and parts[-1] in _TRANSFORMERS_LOADERS
+            and not parts[-2].endswith(_NOT_MODELS))
+
+
 def _collect(index: ModuleIndex) -> list[Launch]:
     launches: list[Launch] = []
     uses_transformers = None
@@ -89,8 +100,7 @@ def _collect(index: ModuleIndex) -> list[Launch]:
             launches.append(_call_launch(index, site, "vllm"))
         elif targets and targets <= SGLANG_CALLS:
             launches.append(_call_launch(index, site, "sglang"))
-        elif targets and all(t.startswith("transformers.") and t.rsplit(".", 1)[-1] in _TRANSFORMERS_LOADERS
-                             for t in targets):
+        elif targets and all(_model_loader(t) for t in targets):
             launches.append(_call_launch(index, site, "transformers"))
         elif isinstance(site.node.func, cst.Attribute) and site.node.func.attr.value == "set_attn_implementation":
             if uses_transformers is None:

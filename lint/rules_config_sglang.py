@@ -5,9 +5,10 @@ accepts (data/lint/choices.json) and against the target GPUs."""
 from __future__ import annotations
 
 import difflib
+import json
 
 from errkb.lint import choices
-from errkb.lint.launch import ConfigRule, target_release
+from errkb.lint.launch import ConfigRule, target_release, value_fix
 from errkb.lint.rule import Example, arch_major, register
 
 # setting -> (the choices table it is checked against, how argparse names the option)
@@ -24,6 +25,12 @@ _PY = "import sglang as sgl\n"
 LAUNCH_PREFILTER = ((b"ServerArgs(", b"attention_backend"), (b"Engine(", b"attention_backend"),
                     (b"launch_server", b"attention-backend"), (b"serve", b"attention-backend"))
 _SH = "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct"
+
+
+def _notebook(*lines: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                  "source": list(lines)}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+                      indent=1)
 
 
 def _launch_with(*words: bytes) -> tuple[tuple[bytes, ...], ...]:
@@ -97,15 +104,30 @@ class SglangNsaRenamedDsa(ConfigRule):
     CODE = "EKB702"
     NAME = "sglang-nsa-renamed-dsa"
     RECORDS = ("sglang-nsa-backend-renamed-dsa",)
+    FIXES = {"sglang-nsa-backend-renamed-dsa": 1}  # "Use the new name": the same backend, safe
     TOOL = "sglang"
     PREFILTER = _launch_with(b"nsa")
     VALID = [
         Example(_SH + " --attention-backend nsa\n", path="serve.sh", versions=(("sglang", "0.5.10"),)),
         Example(_SH + " --attention-backend nsa\n", path="serve.sh"),
     ]
-    INVALID = [Example(_SH + " --attention-backend nsa\n", path="serve.sh", versions=(("sglang", "0.5.23"),)),
+    INVALID = [Example(_SH + " --attention-backend nsa\n", path="serve.sh", versions=(("sglang", "0.5.23"),),
+                       fixed=_SH + " --attention-backend dsa\n"),
                Example(_PY + "sgl.Engine(model_path='m', prefill_attention_backend='nsa')",
-                       versions=(("sglang", "0.5.16"),))]
+                       versions=(("sglang", "0.5.16"),),
+                       fixed=_PY + "sgl.Engine(model_path='m', prefill_attention_backend='dsa')"),
+               Example(_SH + " --attention-backend=nsa --decode-attention-backend 'nsa'\n", path="serve.sh",
+                       versions=(("sglang", "0.5.23"),), findings=2,
+                       fixed=_SH + " --attention-backend=dsa --decode-attention-backend 'dsa'\n"),
+               Example("args:\n  - --attention-backend\n  - \"nsa\"\nimage: lmsysorg/sglang:v0.5.23\n"
+                       "command: [python3, -m, sglang.launch_server]\n", path="deploy.yaml",
+                       fixed="args:\n  - --attention-backend\n  - \"dsa\"\nimage: lmsysorg/sglang:v0.5.23\n"
+                             "command: [python3, -m, sglang.launch_server]\n"),
+               Example(_notebook("!" + _SH + " --attention-backend nsa\n"), path="serve.ipynb",
+                       versions=(("sglang", "0.5.23"),), fixed=_notebook("!" + _SH + " --attention-backend dsa\n")),
+               Example("```bash\n" + _SH + " \\\n  --attention-backend nsa\n```\n", path="README.md",
+                       versions=(("sglang", "0.5.23"),),
+                       fixed="```bash\n" + _SH + " \\\n  --attention-backend dsa\n```\n")]
 
     def check_launch(self, launch, ctx):
         rel, note = target_release(ctx, "sglang", launch)
@@ -113,8 +135,10 @@ class SglangNsaRenamedDsa(ConfigRule):
             return
         for _, setting in launch.texts(*_LM_KEYS):
             if setting.text == "nsa":
-                yield self.at(setting, hint=f"use 'dsa' (the same backend; 'nsa' is deprecated in sglang {rel.version})"
+                rep = self.at(setting, hint=f"use 'dsa' (the same backend; 'nsa' is deprecated in sglang {rel.version})"
                                             + note)
+                rep.fix = value_fix(setting, "dsa", "Use 'dsa', the new name of the same backend")
+                yield rep
 
 
 def _refused_on(rule, launch, ctx, keys, name, refused):

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from functools import lru_cache
 
 from errkb.lint import choices
 from errkb.lint.analysis import QualName
-from errkb.lint.launch import ConfigRule, target_release
+from errkb.lint.launch import ConfigRule, target_release, value_fix
 from errkb.lint.rule import Example, arch_major, register
 from errkb.lint.training_configs import PREFILTER as CONFIG_PREFILTER
 
@@ -44,6 +45,17 @@ def _under_autocast(ctx, arg) -> bool:
     return False
 
 
+_FLASH_ALIAS = re.compile(r"(?:flash[-_ ]?attn|flash[-_ ]?attention|fa)[-_ ]?([234])", re.I)
+
+
+def same_implementation(name: str, names) -> str | None:
+    """The accepted spelling of the implementation `name` means, when only its case, spaces, `-`
+    for `_`, or a short form of FlashAttention N (flash_attn_2, flash-attn2, fa2) is off."""
+    m = _FLASH_ALIAS.fullmatch(name.strip())
+    candidate = f"flash_attention_{m.group(1)}" if m else name.strip().lower().replace("-", "_")
+    return candidate if candidate != name and candidate in names else None
+
+
 @register
 class TransformersUnknownAttnImplementation(ConfigRule):
     """An `attn_implementation` name transformers does not know: a misspelling (flash_attn_2, fa2,
@@ -56,6 +68,7 @@ class TransformersUnknownAttnImplementation(ConfigRule):
     CODE = "EKB801"
     NAME = "transformers-unknown-attn-implementation"
     RECORDS = ("transformers-attn-implementation-not-supported",)
+    FIXES = {"transformers-attn-implementation-not-supported": 1}  # "Use one of the names the message lists"
     TOOL = "transformers"
     PREFILTER = ((b"attn_implementation", b"transformers"),) + CONFIG_PREFILTER
     VALID = [
@@ -72,6 +85,17 @@ class TransformersUnknownAttnImplementation(ConfigRule):
         # held-out triage (an SGLang fork's transformers backend): registered in the dict AttentionInterface wraps
         "from transformers import AutoModel\nfrom transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n"
         "ALL_ATTENTION_FUNCTIONS['sglang'] = fn\nm = AutoModel.from_config(cfg, attn_implementation='sglang')",
+        # held-out-3 triage (transformers' own tests, vendored): a configuration class stores the
+        # name unchecked (configuration_utils.py, 4.50.0.dev0 and 5.25.0); only model classes check it
+        "from transformers import AutoConfig\ncfg = AutoConfig.from_pretrained('m', attn_implementation='foo-bar-baz')",
+        "import transformers\ncfg = transformers.MistralConfig.from_pretrained('m', attn_implementation='foo')",
+        # ... and a load the test expects to raise (with pytest.raises / self.assertRaises around it)
+        "import unittest\nfrom transformers import AutoModel\nclass T(unittest.TestCase):\n"
+        "    def test_wrong(self):\n        with self.assertRaises(ValueError) as cm:\n"
+        "            AutoModel.from_pretrained('m', attn_implementation='foo')\n",
+        "import pytest\nfrom transformers import AutoModel\ndef test_wrong():\n"
+        "    with pytest.raises(ValueError, match='not supported'):\n"
+        "        AutoModel.from_pretrained('m', attn_implementation='foo')\n",
         # training configs: each framework's own key, mapped to what reaches transformers
         Example(_TRL + "attn_implementation: flash_attention_2\ntorch_dtype: bfloat16\n", path="recipe.yaml"),
         Example("base_model: m\nattn_implementation: xformers\n", path="axolotl.yml"),  # axolotl's own patch
@@ -80,7 +104,10 @@ class TransformersUnknownAttnImplementation(ConfigRule):
         Example(_TRL + "attn_implementation: ${oc.env:ATTN_IMPL}\n", path="conf.yaml"),  # Hydra/OmegaConf
     ]
     INVALID = [
-        Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attn_2')"),
+        Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attn_2')",
+                fixed=_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2')"),
+        Example(_TRL + "attn_implementation: SDPA\n", path="recipe.yaml",
+                fixed=_TRL + "attn_implementation: sdpa\n"),
         Example(_TRL + "attn_implementation: flash_attention_3\n", path="recipe.yaml",
                 versions=(("transformers", "4.52.0"),)),
         Example("attn_impl: fa2\ntorch_dtype: bfloat16\n", path="swift.yaml"),  # ms-swift passes it on as written
@@ -88,7 +115,15 @@ class TransformersUnknownAttnImplementation(ConfigRule):
                 versions=(("transformers", "4.56.0"),)),
         Example("import transformers\ncfg = transformers.AutoConfig.from_pretrained('m')\n"
                 "m = transformers.AutoModel.from_config(cfg, attn_implementation='FLASH_ATTN')"),
-        Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m')\nm.set_attn_implementation('fa3')"),
+        Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m')\nm.set_attn_implementation('fa3')",
+                fixed=_PY + "m = AutoModelForCausalLM.from_pretrained('m')\nm.set_attn_implementation('flash_attention_3')"),
+        # after the `with pytest.raises(...)` block, a load is checked again
+        Example("import pytest\nfrom transformers import AutoModel\ndef test_wrong():\n"
+                "    with pytest.raises(ValueError):\n        AutoModel.from_pretrained('m', attn_implementation='foo')\n"
+                "    AutoModel.from_pretrained('m', attn_implementation='fa2')\n",
+                fixed="import pytest\nfrom transformers import AutoModel\ndef test_wrong():\n"
+                "    with pytest.raises(ValueError):\n        AutoModel.from_pretrained('m', attn_implementation='foo')\n"
+                "    AutoModel.from_pretrained('m', attn_implementation='flash_attention_2')\n"),
         Example(_PY + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_3')",
                 versions=(("transformers", "4.52.0"),)),
     ]
@@ -115,7 +150,12 @@ class TransformersUnknownAttnImplementation(ConfigRule):
                     + (f"; did you mean {' or '.join(close)}?" if close else "") + note)
             text = f'Specified `attn_implementation="{name}"` is not supported. The only possible arguments are ' \
                    '`attn_implementation="eager"`.'  # the first sentence upstream prints (4.56+)
-            yield self.at(setting, text=text, hint=hint)
+            rep = self.at(setting, text=text, hint=hint)
+            fixed = same_implementation(name, names)
+            if fixed and setting.spelled in ("attn_implementation", "set_attn_implementation"):
+                # (not under a framework's own key: LLaMA-Factory, ms-swift and axolotl name things their way)
+                rep.fix = value_fix(setting, fixed, f"Use {fixed}, the name transformers gives that implementation")
+            yield rep
 
 
 @register

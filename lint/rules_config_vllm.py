@@ -8,7 +8,7 @@ import difflib
 import json
 
 from errkb.lint import choices
-from errkb.lint.launch import ConfigRule, target_release
+from errkb.lint.launch import ConfigRule, target_release, value_fix
 from errkb.lint.rule import Example, arch_major, register
 
 _BACKEND_KEYS = ("attention_backend", "attention_config.backend")
@@ -54,6 +54,16 @@ def _unknown_hint(name: str, via_env: bool, shown: choices.Release) -> str:
     return f"{name!r} is {ever}" + (f"; did you mean {' or '.join(close)}?" if close else "")
 
 
+def same_backend(name: str, ok) -> str | None:
+    """The spelling a release takes for the backend `name` means, when only its case, `-` for `_`
+    or the `_VLLM_V1` suffix (dropped in 0.11) is off: no choice between backends is made."""
+    up = name.strip().upper().replace("-", "_")
+    for candidate in (up, up.removesuffix("_VLLM_V1")):
+        if candidate != name and ok(candidate):
+            return candidate
+    return None
+
+
 @register
 class VllmUnknownAttentionBackend(ConfigRule):
     """An attention backend name (`attention_backend=`, `--attention-backend`, `attention_config`
@@ -65,6 +75,7 @@ class VllmUnknownAttentionBackend(ConfigRule):
     CODE = "EKB601"
     NAME = "vllm-unknown-attention-backend"
     RECORDS = ("vllm-unknown-attention-backend-name",)
+    FIXES = {"vllm-unknown-attention-backend-name": 1}  # "Use an enum member name", only the same backend's
     TOOL = "vllm"
     PREFILTER = ((b"attention_backend", b"vllm"), (b"attention-backend", b"vllm"), (b"VLLM_ATTENTION_BACKEND",),
                  (b"attention_config", b"vllm"), (b"attention-config", b"vllm"))
@@ -98,6 +109,17 @@ class VllmUnknownAttentionBackend(ConfigRule):
         Example("FROM vllm/vllm-openai:latest\nENV VLLM_ATTENTION_BACKEND=FLASH_ATTN_V2\n", path="Dockerfile"),
         Example("## Serve\n\n```bash\nvllm serve Qwen/Qwen3-8B \\\n    --attention-backend FLASH_ATTN_3\n```\n",
                 path="README.md"),
+        # fixable: the same backend in another spelling (case, '-', the _VLLM_V1 suffix)
+        Example("export VLLM_ATTENTION_BACKEND=FLASH_ATTN_VLLM_V1\nvllm serve m\n", path="serve.sh",
+                versions=(("vllm", "0.13.0"),),
+                fixed="export VLLM_ATTENTION_BACKEND=FLASH_ATTN\nvllm serve m\n"),
+        # (a Python environment setting is reported at its key, not at the value: no fix)
+        Example("import os\nos.environ['VLLM_ATTENTION_BACKEND'] = 'flashinfer'"),
+        Example(_PY + "llm = LLM(model='m', attention_backend=\"flash-attn\")", versions=(("vllm", "0.13.0"),),
+                fixed=_PY + "llm = LLM(model='m', attention_backend=\"FLASH_ATTN\")"),
+        Example("```bash\nvllm serve m --attention-backend=triton_attn_vllm_v1\n```\n", path="README.md",
+                versions=(("vllm", "0.34.0"),),
+                fixed="```bash\nvllm serve m --attention-backend=TRITON_ATTN\n```\n"),
         Example(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
                                        "source": ["!vllm serve m --attention-backend fa3\n", "import os\n",
                                                   "os.environ['VLLM_ATTENTION_BACKEND'] = 'FLASH_ATTENTION'"]}],
@@ -116,8 +138,13 @@ class VllmUnknownAttentionBackend(ConfigRule):
                 wrong = bool(judged) and not any(accepts(r, name, via_env) for r in judged)
             if wrong:
                 shown = rel or choices.newest("vllm", "attention_backend")
-                yield self.at(setting, name=name, hint=_unknown_hint(name, via_env, shown) + note,
+                rep = self.at(setting, name=name, hint=_unknown_hint(name, via_env, shown) + note,
                               valid_backends=", ".join(shown.choices("attention_backend")))
+                judge = rel if rel is not None else judged[-1]
+                fixed = same_backend(name, lambda c: reads(judge, via_env) and accepts(judge, c, via_env))
+                if fixed:
+                    rep.fix = value_fix(setting, fixed, f"Write the backend as vLLM names it: {fixed}")
+                yield rep
 
 
 @register

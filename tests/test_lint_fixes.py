@@ -26,22 +26,26 @@ def _invalid():
             yield pytest.param(code, ex, id=f"{code}-invalid-{i}")
 
 
+def _lint(code: str, example: Example, source: str):
+    return lint_text(source, archs=example.archs, select=[code], path=example.path, versions=dict(example.versions))
+
+
 def _fix_all(code: str, example: Example) -> str:
     def lint(source: bytes):
-        return lint_text(source.decode(), archs=example.archs, select=[code]), None
+        return _lint(code, example, source.decode()), None
 
-    return fix_source("example.py", example.code.encode(), lint, unsafe=True).after.decode()
+    return fix_source(example.path, example.code.encode(), lint, unsafe=True).after.decode()
 
 
 @pytest.mark.parametrize("code,example", list(_invalid()))
 def test_fix_gives_the_fixed_form_which_lints_clean(code, example):
-    fixes = [f.fix for f in lint_text(example.code, archs=example.archs, select=[code]) if f.fix]
+    fixes = [f.fix for f in _lint(code, example, example.code) if f.fix]
     if example.fixed is None:
         assert fixes == [], "an INVALID example whose findings have fixes must say what it becomes (fixed=)"
         return
     assert fixes, "fixed= is given but no finding has a fix"
     assert _fix_all(code, example) == example.fixed
-    assert lint_text(example.fixed, archs=example.archs, select=[code]) == []
+    assert _lint(code, example, example.fixed) == []
 
 
 def test_some_rules_have_fixes_and_safe_and_unsafe_both_occur():
