@@ -269,3 +269,19 @@ def test_the_install_step_puts_fa2_and_fa3_side_by_side(tmp_path):
     assert install().stdout.startswith("3|")
     shutil.rmtree(tmp_path / ".gpu" / "fa3")
     assert install().stdout.split("\n")[:2] == ["0|flash-attn=2.8.3 (a; b)", "flash_attn.py"]
+
+
+@pytest.mark.skipif(shutil.which("xz") is None, reason="needs xz for tar -J")
+def test_an_fa2_build_for_another_arch_gets_a_site_of_its_own(tmp_path):
+    for folder, line in (("fa", "flash-attn=2.8.3 (sm90)"), ("fa-sm80", "flash-attn-sm80=2.8.3 (sm80)")):
+        (tmp_path / "src" / folder / "flash_attn").mkdir(parents=True)
+        (tmp_path / "src" / folder / "flash_attn" / "__init__.py").write_text(f"ARCH = {folder!r}\n")
+        (tmp_path / ".gpu" / folder).mkdir(parents=True)
+        subprocess.run(["tar", "-cJf", str(tmp_path / ".gpu" / folder / "fa.tar.xz"), "flash_attn"],
+                       cwd=tmp_path / "src" / folder, check=True)
+        (tmp_path / ".gpu" / folder / "BUILD").write_text(line + "\n")
+    script = (f'FASITE={tmp_path}/site; source {DEVICE}/flash-attn-install.sh; echo "$?|$FA_LIBS|$ERRKB_FA2_SM80_SITE"; '
+              'cat $FASITE/flash_attn/__init__.py $ERRKB_FA2_SM80_SITE/flash_attn/__init__.py')
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert done.stdout.splitlines() == [f"0|flash-attn=2.8.3 (sm90),flash-attn-sm80=2.8.3 (sm80)|{tmp_path}/site-sm80",
+                                        "ARCH = 'fa'", "ARCH = 'fa-sm80'"], done.stderr

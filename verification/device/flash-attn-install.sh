@@ -8,12 +8,14 @@
 # (fa2-build.sh -> $OUT/fa, fa3-build.sh -> $OUT/fa3), and its BUILD (one line, "name=version (what
 # it has)", no commas) is recorded in the flash-attn results' environment, so a reduced build says so
 # next to its verdicts.
+# .gpu/fa-sm80 (FA2 built for sm_80 only: FA2_ARCH=80 fa2-build.sh) goes to a site of its own,
+# ERRKB_FA2_SM80_SITE, which fa2-no-kernel-image's case imports in a child process.
 # With neither folder the flash-attn cases do not run; with FA2 alone the FA3 cases are skipped
 # (flash_attn_interface not importable); a folder that is there but incomplete stops run.sh.
 FASITE=${FASITE:-/root/fasite}
 FA_LIBS=
 _fa_archives=
-for _fa in fa/fa.tar.xz fa3/fa3.tar.xz; do
+for _fa in fa/fa.tar.xz fa3/fa3.tar.xz fa-sm80/fa.tar.xz; do
   _fa_dir=.gpu/${_fa%%/*}
   [ -e "$_fa_dir" ] || continue
   [ -f ".gpu/$_fa" ] && [ -s "$_fa_dir/BUILD" ] \
@@ -23,6 +25,15 @@ for _fa in fa/fa.tar.xz fa3/fa3.tar.xz; do
     *,*|"") echo "flash-attn-install.sh: $_fa_dir/BUILD must be one line without commas" >&2; return 3 ;;
   esac
   FA_LIBS=${FA_LIBS:+$FA_LIBS,}$_fa_line
+  if [ "$_fa_dir" = .gpu/fa-sm80 ]; then  # FA2 for another arch: a site of its own, for fa2-no-kernel-image
+    export ERRKB_FA2_SM80_SITE=${FASITE}-sm80
+    if [ "$(cat "$ERRKB_FA2_SM80_SITE/.errkb-unpacked" 2>/dev/null)" != "$(sha256sum ".gpu/$_fa" | cut -c1-64)" ]; then
+      rm -rf "$ERRKB_FA2_SM80_SITE" && mkdir -p "$ERRKB_FA2_SM80_SITE" && tar -xJf ".gpu/$_fa" -C "$ERRKB_FA2_SM80_SITE" \
+        || { echo "flash-attn-install.sh: unpacking .gpu/$_fa failed" >&2; return 3; }
+      sha256sum ".gpu/$_fa" | cut -c1-64 > "$ERRKB_FA2_SM80_SITE/.errkb-unpacked"
+    fi
+    continue
+  fi
   _fa_archives="$_fa_archives .gpu/$_fa"
 done
 if [ -n "$_fa_archives" ]; then
