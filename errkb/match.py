@@ -58,8 +58,13 @@ GENERIC_MESSAGES = frozenset({
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
 
 
+_DUNDER_CALL = re.compile(r"\.?__\w+__\(\)")
+
+
 def _skeleton(literal: str) -> str:
-    return " ".join(literal.replace("'", " ").replace('"', " ").split())
+    """The literal text without quotes, and without a dunder method's name (`{cls}.__init__()
+    takes ...` is Python's own wording for any class's constructor)."""
+    return " ".join(_DUNDER_CALL.sub(" ", literal).replace("'", " ").replace('"', " ").split())
 
 
 def words(text: str) -> set[str]:

@@ -242,3 +242,16 @@ def test_a_notebook_traceback_answers_with_the_printed_message_not_its_source_li
             "to build xformers with `python setup.py develop`?\n")
     hit = top(index, text)
     assert hit.id == "xformers-no-such-operator" and hit.params == {"name": "efficient_attention_forward_cutlass"}
+
+
+def test_pythons_own_constructor_wording_says_little(index):
+    # Triton's language/core.py re-raises Python's own "X.__init__() takes N positional arguments
+    # but M were given" for its dataclasses; any class's constructor says the same
+    for text in ("TypeError: HPUMoEMethod.__init__() takes 3 positional arguments but 4 were given",
+                 "TypeError: VisionBlock.__init__() got an unexpected keyword argument 'use_upstream_fa'"):
+        assert index.match(text) == []
+    entries = [e for e in index.entries if "__init__()" in e.template and not e.record_ids and "triton" in e.packages
+               and ("positional arguments" in e.template or "unexpected keyword" in e.template)]
+    assert len(entries) >= 2 and all(e.says_little for e in entries)
+    # a named method is not Python's wording: FlashInfer's "paged_k_cache.value() must be ..." stays
+    assert not match.MatchIndex._entry("{x}.plan_info() takes no keyword arguments here", [], []).says_little
