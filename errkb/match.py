@@ -350,7 +350,10 @@ class MatchIndex:
         if top < 0.9 and (found := self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)):
             exact = {id(entry) for entry, *_ in hits}
             tried = [e for i, _ in found[:FUZZY_CANDIDATES] if id(e := self.entries[i]) not in exact]
-            hits += self._fuzzy(tried, paste.message_lines()[-200:])
+            lines = paste.message_lines()[-200:]
+            if listed := _listed_lines(paste.text):
+                lines = [line for line in lines if not _on_a_listed_line(listed, line[0])]
+            hits += self._fuzzy(tried, lines)
         ranked = self._rank(hits, paste, limit) if hits else []
         if ranked or exhaustive:
             return paste, ranked
@@ -393,7 +396,7 @@ class MatchIndex:
         paste, a match found on a traceback's source line (`raise RuntimeError(f"No such
         operator {name} ...")` matches its own template) gives way to the same message printed
         on a message line further on, when there is one."""
-        hits, entries, starts = [], self.entries, None
+        hits, entries, starts, listed = [], self.entries, None, None
         for i in self.exact_candidates.find(message_text, text):
             entry = entries[i]
             if m := entry.finder.search(text):
@@ -402,6 +405,11 @@ class MatchIndex:
                     m = _on_a_message_line(entry.pattern, text, m, starts)
                 if _is_source_code(m) and (printed := entry.pattern.search(text, m.end())):
                     m = printed
+                if listed is None:
+                    listed = _listed_lines(text)
+                if listed and _on_a_listed_line(listed, m.start()):
+                    if (m := _printed_after(entry.pattern, text, m, listed)) is None:
+                        continue
                 hits.append((entry, entry.exact_score, m.span(), _params(m), [entry.exact_why]))
         return hits
 
@@ -409,10 +417,13 @@ class MatchIndex:
         """Exact matches that ignore letter case, for a paste nothing else matched. Candidates
         hold every word of the paste's message text (words are kept in lower case), and only
         long messages count, so a common short phrase in another case is not taken for an error."""
-        hits = []
+        hits, listed = [], _listed_lines(paste.text)
         for i, _ in self.weighted_candidates.find(message_text, 1.0)[:FUZZY_CANDIDATES]:
             entry = self.entries[i]
             if len(entry.literal) >= MIN_CASELESS_LITERAL and (m := entry.caseless_pattern.search(paste.text)):
+                if listed and _on_a_listed_line(listed, m.start()):
+                    if (m := _printed_after(entry.caseless_pattern, paste.text, m, listed)) is None:
+                        continue
                 params = _params(m)
                 why = f"match of the message template ignoring letter case ({len(params)} parameters)"
                 hits.append((entry, entry.exact_score - CASELESS_PENALTY, m.span(), params, [why]))
@@ -527,6 +538,34 @@ def _on_a_message_line(pattern: re.Pattern[str], text: str, m: re.Match[str], li
         if not next_line or (found := pattern.search(text, next_line)) is None:
             return m
     return m
+
+
+# IPython prints the source around each frame with line numbers, the current line marked by an arrow:
+# `---> 422     raise ValueError(` and `    423         "XFormers does not support ...")`.
+_IPYTHON_ARROW = re.compile(r"^-+> \d+ ", re.MULTILINE)
+_IPYTHON_LISTED = re.compile(r"^(?:-+>|[ \t]*) ?\d+ .*$", re.MULTILINE)
+
+
+def _listed_lines(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of every numbered source line of an IPython traceback in the text, or
+    none when it holds no IPython arrow line (so a log line that starts with a number is text)."""
+    if "-> " not in text or not _IPYTHON_ARROW.search(text):
+        return []
+    return [m.span() for m in _IPYTHON_LISTED.finditer(text)]
+
+
+def _on_a_listed_line(listed: list[tuple[int, int]], offset: int) -> bool:
+    k = bisect_right(listed, (offset, float("inf"))) - 1
+    return k >= 0 and listed[k][0] <= offset < listed[k][1]
+
+
+def _printed_after(pattern: re.Pattern[str], text: str, m: re.Match[str], listed) -> re.Match[str] | None:
+    """The first match after `m` that is not on a source line the traceback lists (the message as
+    printed), or None: a traceback cut off before its exception line shows the raise, not the error."""
+    for _ in range(4):
+        if (m := pattern.search(text, m.end())) is None or not _on_a_listed_line(listed, m.start()):
+            return m
+    return None
 
 
 _PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")

@@ -255,3 +255,19 @@ def test_pythons_own_constructor_wording_says_little(index):
     assert len(entries) >= 2 and all(e.says_little for e in entries)
     # a named method is not Python's wording: FlashInfer's "paged_k_cache.value() must be ..." stays
     assert not match.MatchIndex._entry("{x}.plan_info() takes no keyword arguments here", [], []).says_little
+
+
+def test_ipythons_source_listing_is_not_the_error(index):
+    # a notebook traceback cut off before its exception line lists the raise with line numbers:
+    # the message there is source code, not an error that happened
+    listing = ("File ~/envs/x/lib/python3.10/site-packages/vllm/attention/backends/xformers.py:422, in XFormersImpl.__init__(self)\n"
+               "    420 if logits_soft_cap is not None:\n"
+               "--> 422     raise ValueError(\n"
+               '    423         "XFormers does not support attention logits soft capping.")\n'
+               "    424 self.num_heads = num_heads\n")
+    assert index.match(listing) == []
+    printed = listing + "\nValueError: XFormers does not support attention logits soft capping.\n"
+    hit = top(index, printed)
+    assert hit is not None and hit.id.startswith("vllm:") and hit.span[0] > len(listing)
+    # without an arrow line, a line that starts with a number is ordinary text
+    assert top(index, '    423 "XFormers does not support attention logits soft capping."') is not None
