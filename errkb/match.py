@@ -55,6 +55,11 @@ GENERIC_MESSAGES = frozenset({
     "takes positional arguments but were given", "is not supported", "not supported",
     "must be a CUDA tensor", "must be on CUDA", "must be contiguous", "must be on the same device",
 })
+# A warning whose own text says nothing failed: the program goes on (an optional dependency is
+# missing, a message below it is expected). Such a notice answers only through a record, and an
+# error it prints as caught (`Error caught was: {e}`) is part of the notice, not an error.
+NOTICE_PHRASES = ("can be ignored", "will not be enabled", "ignore import error")
+WARNING_KINDS = frozenset({"warning", "log-warning", "check-warning"})
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
 
 
@@ -186,7 +191,7 @@ class Entry:
                 order = tuple(sorted(order, key=lambda pkg: pkg not in pointed))
             if self.record_ids:
                 ids, kind = tuple(self.record_ids), "record"
-            elif order and not self.info_only and (pointed_to or not self.says_little):  # a bare site
+            elif order and not self.info_only and not self.notice and (pointed_to or not self.says_little):  # a bare site
                 ids, kind = (self.first_site[order[0]],), "site"
             else:
                 ids, kind = (), None
@@ -197,6 +202,13 @@ class Entry:
     def info_only(self) -> bool:
         """Only INFO log lines print it: never an answer by itself, only through a record."""
         return all(site.kind == "log-info" for site in self.sites)
+
+    @cached_property
+    def notice(self) -> bool:
+        """A warning whose text says nothing failed (NOTICE_PHRASES): never an answer by itself."""
+        lowered = self.literal.lower()
+        return (all(site.kind in WARNING_KINDS for site in self.sites) and bool(self.sites)
+                and any(phrase in lowered for phrase in NOTICE_PHRASES))
 
     @cached_property
     def says_little(self) -> bool:
@@ -354,6 +366,9 @@ class MatchIndex:
             if listed := _listed_lines(paste.text):
                 lines = [line for line in lines if not _on_a_listed_line(listed, line[0])]
             hits += self._fuzzy(tried, lines)
+        if notices := [hit[2] for hit in hits if hit[0].notice]:
+            # what a notice prints as caught is part of the notice
+            hits = [hit for hit in hits if hit[0].notice or not any(a <= hit[2][0] and hit[2][1] <= b for a, b in notices)]
         ranked = self._rank(hits, paste, limit) if hits else []
         if ranked or exhaustive:
             return paste, ranked

@@ -271,3 +271,21 @@ def test_ipythons_source_listing_is_not_the_error(index):
     assert hit is not None and hit.id.startswith("vllm:") and hit.span[0] > len(listing)
     # without an arrow line, a line that starts with a number is ordinary text
     assert top(index, '    423 "XFormers does not support attention logits soft capping."') is not None
+
+
+def test_a_notice_answers_nothing_and_neither_does_the_error_it_caught(index):
+    # xformers warns at import that Triton is missing and carries on; the ImportError it prints
+    # as caught is part of that notice, and SGLang's "... can be ignored" says so itself
+    notice = ("WARNING:xformers:A matching Triton is not available, some optimizations will not be enabled.\n"
+              "Error caught was: No module named 'triton'\n")
+    assert index.match(notice) == []
+    assert index.match("WARNING:xformers:A matching Triton is not available, some optimizations will not be enabled.") == []
+    assert index.match("[2025-06-27 18:51:41] The following error message 'operation scheduled before its operands'"
+                       " can be ignored.") == []
+    assert top(index, "ModuleNotFoundError: No module named 'triton'") is not None  # not caught: an error
+    notices = [e for e in index.entries if e.notice]
+    assert notices and all(s.kind in match.WARNING_KINDS for e in notices for s in e.sites)
+    # a warning that reports a failure is not a notice: vLLM's failed import of its _C extension
+    failed = ("WARNING 06-13 11:42:20 _custom_ops.py:11] Failed to import from vllm._C with ImportError('/usr/lib/"
+              "vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1ENS0_4KindESsSt8optionalIN3c1011DispatchKeyEEPKcj')")
+    assert top(index, failed) is not None
