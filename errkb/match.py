@@ -313,6 +313,8 @@ class MatchIndex:
         self.entries = [entries[i] for i in sorted(range(len(entries)), key=lambda i: -weights[i])]
         self.evidence_of = {r.id: tuple(EvidenceRef(e.contains, e.package) for e in r.evidence)
                             for r in dataset.records if r.evidence}
+        self.file_evidence_of = {r.id: tuple(EvidenceRef(e.contains, e.package) for e in r.failing_file)
+                                 for r in dataset.records if r.failing_file}
         self.wrappers = frozenset(r.id for r in dataset.records if r.wraps_cause)
         # Each entry's text up to its first placeholder, sorted, to find what a cut-off line begins.
         self.heads = sorted((head, i) for i, e in enumerate(self.entries)
@@ -323,11 +325,12 @@ class MatchIndex:
     @classmethod
     def assemble(cls, entries: Sequence[Entry], evidence_of: dict[str, tuple[EvidenceRef, ...]],
                  wrappers: frozenset[str], heads: list[tuple[str, int]], exact_candidates,
-                 weighted_candidates) -> "MatchIndex":
+                 weighted_candidates, file_evidence_of: dict[str, tuple[EvidenceRef, ...]]) -> "MatchIndex":
         """An index from parts built earlier (errkb.index_cache keeps them on disk)."""
         index = cls.__new__(cls)
         index.dataset = None
         index.entries, index.evidence_of, index.wrappers, index.heads = entries, evidence_of, wrappers, heads
+        index.file_evidence_of = file_evidence_of
         index.exact_candidates, index.weighted_candidates = exact_candidates, weighted_candidates
         return index
 
@@ -492,7 +495,7 @@ class MatchIndex:
         evidence counts only when the paste holds some of it, and then scores higher too."""
         best: dict[str, tuple] = {}
         pointed = paste.packages
-        evidence_of = self.evidence_of
+        evidence_of, file_evidence_of = self.evidence_of, self.file_evidence_of
         for hit in hits:
             entry, score = hit[0], hit[1]
             evidence, ids, kind, _ = entry.seen_from(pointed)
@@ -512,6 +515,10 @@ class MatchIndex:
                         continue
                     own_score = min(1.0, score + EVIDENCE_BONUS)
                     own_hit = (*hit[:4], [*hit[4], f"the paste names {named.contains} ({named.package})"])
+                if match_id in file_evidence_of and (failed := _file_named_before(paste.text, hit[2][0])):
+                    if (covered := next((e for e in file_evidence_of[match_id] if e.contains in failed), None)) is None:
+                        continue  # another library's file failed
+                    own_hit = (*own_hit[:4], [*own_hit[4], f"the file that failed is {covered.package}'s ({covered.contains})"])
                 held = best.get(match_id)
                 if held is None or (held[0], held[1]) < (own_score, specificity):
                     best[match_id] = (own_score, specificity, kind, own_hit, named is not None)
@@ -581,6 +588,17 @@ def _printed_after(pattern: re.Pattern[str], text: str, m: re.Match[str], listed
         if (m := pattern.search(text, m.end())) is None or not _on_a_listed_line(listed, m.start()):
             return m
     return None
+
+
+# A file named just before the message on its line: `ImportError: /x/vllm/_C.abi3.so: undefined symbol: ...`
+_FILE_BEFORE = re.compile(r"(\S+?\.(?:so|pyd|dll)(?:\.\d+)*)[:\s]*\Z")
+
+
+def _file_named_before(text: str, start: int) -> str | None:
+    """The file the line names just before offset `start` (the failing shared object), or None."""
+    line_start = text.rfind("\n", 0, start) + 1
+    m = _FILE_BEFORE.search(text, line_start, start)
+    return m.group(1) if m else None
 
 
 _PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")

@@ -289,3 +289,18 @@ def test_a_notice_answers_nothing_and_neither_does_the_error_it_caught(index):
     failed = ("WARNING 06-13 11:42:20 _custom_ops.py:11] Failed to import from vllm._C with ImportError('/usr/lib/"
               "vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1ENS0_4KindESsSt8optionalIN3c1011DispatchKeyEEPKcj')")
     assert top(index, failed) is not None
+
+
+def test_a_record_with_failing_file_stays_out_of_another_librarys_extension(index):
+    # torch-extension-undefined-symbol explains attention libraries' extensions built against
+    # another torch; a line naming some other extension (or torch's own libraries) is not its
+    symbol = "undefined symbol: _ZN2at19UndefinedTensorImpl10_singletonE"
+    others = ["ImportError: /usr/lib/python3.6/site-packages/nv_wavenet_ext.cpython-36m-x86_64-linux-gnu.so: ",
+              "ImportError: anaconda2/lib/python2.7/site-packages/torch/lib/libtorch.so.1: "]
+    for line in others:
+        assert "torch-extension-undefined-symbol" not in [m.id for m in index.match(line + symbol)]
+    ours = top(index, "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.cpython-310-x86_64-linux-gnu.so: " + symbol)
+    assert ours.id == "torch-extension-undefined-symbol" and "the file that failed is vllm's (vllm)" in ours.why
+    assert top(index, symbol).id == "torch-extension-undefined-symbol"  # no file named: answered as before
+    quoted = "WARNING x] Failed to import from vllm._core_C with ImportError('/opt/x/vllm/_core_C.abi3.so: undefined"
+    assert match._file_named_before(quoted, quoted.index("undefined")) == "ImportError('/opt/x/vllm/_core_C.abi3.so"
