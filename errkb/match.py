@@ -60,6 +60,15 @@ GENERIC_MESSAGES = frozenset({
 # error it prints as caught (`Error caught was: {e}`) is part of the notice, not an error.
 NOTICE_PHRASES = ("can be ignored", "will not be enabled", "ignore import error")
 WARNING_KINDS = frozenset({"warning", "log-warning", "check-warning"})
+# Harvested messages that are not attention's alone: Triton raises its compile, resource and
+# language errors for every kernel, and SGLang's model runner and transformers' modeling_utils.py
+# are harvested whole for their backend checks but also load models. A bare site from them answers
+# only when the paste shows attention code (ATTENTION_HINT); records linking them keep their own rules.
+SHARED_PACKAGES = frozenset({"triton"})
+SHARED_FILES = frozenset({("sglang", "python/sglang/srt/model_executor/model_runner.py"),
+                          ("transformers", "src/transformers/modeling_utils.py")})
+ATTENTION_HINT = re.compile(r"attn|attention|sdpa|fmha|flash_?(?:attn|fwd|bwd|mla|infer)|xformers|\b(?:mla|mha)\b",
+                            re.IGNORECASE)
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
 
 
@@ -209,6 +218,12 @@ class Entry:
         lowered = self.literal.lower()
         return (all(site.kind in WARNING_KINDS for site in self.sites) and bool(self.sites)
                 and any(phrase in lowered for phrase in NOTICE_PHRASES))
+
+    @cached_property
+    def shared(self) -> bool:
+        """Every site is in a package or file whose messages are not attention's alone."""
+        return bool(self.sites) and all(site.package in SHARED_PACKAGES or (site.package, site.path) in SHARED_FILES
+                                        for site in self.sites)
 
     @cached_property
     def says_little(self) -> bool:
@@ -496,6 +511,7 @@ class MatchIndex:
         best: dict[str, tuple] = {}
         pointed = paste.packages
         evidence_of, file_evidence_of = self.evidence_of, self.file_evidence_of
+        shows_attention = None
         for hit in hits:
             entry, score = hit[0], hit[1]
             evidence, ids, kind, _ = entry.seen_from(pointed)
@@ -505,6 +521,11 @@ class MatchIndex:
                 hit = (entry, score, *hit[2:])
             if kind is None:
                 continue
+            if kind == "site" and entry.shared:
+                if shows_attention is None:
+                    shows_attention = ATTENTION_HINT.search(paste.original) is not None
+                if not shows_attention:
+                    continue  # a Triton (or model-loading) message with no attention code in sight
             score = min(1.0, score + RECORD_BONUS) if kind == "record" else min(1.0, score)
             specificity = entry.specificity
             for match_id in ids:

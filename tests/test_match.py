@@ -304,3 +304,20 @@ def test_a_record_with_failing_file_stays_out_of_another_librarys_extension(inde
     assert top(index, symbol).id == "torch-extension-undefined-symbol"  # no file named: answered as before
     quoted = "WARNING x] Failed to import from vllm._core_C with ImportError('/opt/x/vllm/_core_C.abi3.so: undefined"
     assert match._file_named_before(quoted, quoted.index("undefined")) == "ImportError('/opt/x/vllm/_core_C.abi3.so"
+
+
+def test_a_bare_triton_site_needs_attention_code_in_the_paste(index):
+    # Triton raises its compile errors for any kernel: with no attention code in sight the paste
+    # is a Triton question; the same error under an attention kernel's frames gets Triton's site
+    error = ("RuntimeError: Internal Triton PTX codegen error: \n"
+             "ptxas /tmp/fileTRGV2e, line 70; fatal   : Parsing error near ':': syntax error\n")
+    assert index.match(error) == []
+    traced = ('  File "/venv/lib/python3.10/site-packages/vllm/attention/ops/prefix_prefill.py", line 800, in context_attention_fwd\n'
+              + error)
+    hit = top(index, traced)
+    assert hit is not None and hit.id.startswith("triton:")
+    # SGLang's model runner is harvested whole; its model registry error is not an attention one
+    arch = ("ValueError: Unsupported architectures: Phi3ForCausalLM. Supported list: ['CohereForCausalLM', "
+            "'LlamaForCausalLM']")
+    assert index.match(arch) == []
+    assert any(e.shared for e in index.entries if "triton" in e.packages)
