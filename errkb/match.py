@@ -72,6 +72,7 @@ ATTENTION_HINT = re.compile(r"attn|attention|sdpa|fmha|flash_?(?:attn|fwd|bwd|ml
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
 
 
+_CALLEE = re.compile(r"\b([A-Za-z_]\w*)\(\)")
 _DUNDER_CALL = re.compile(r"\.?__\w+__\(\)")
 
 
@@ -218,6 +219,12 @@ class Entry:
         lowered = self.literal.lower()
         return (all(site.kind in WARNING_KINDS for site in self.sites) and bool(self.sites)
                 and any(phrase in lowered for phrase in NOTICE_PHRASES))
+
+    @cached_property
+    def callees(self) -> set[str]:
+        """The functions its text names by a call (`plan()`), lower-cased: Python's own wording
+        about arguments names the function, and another function's message is not this one."""
+        return {name.lower() for name in _CALLEE.findall(self.literal) if len(name) >= 3 and not name.startswith("__")}
 
     @cached_property
     def shared(self) -> bool:
@@ -485,6 +492,7 @@ class MatchIndex:
         entries = [e for e in entries if len(e.literal) >= MIN_FUZZY_LITERAL]  # too little text to trust
         literals = [e.literal for e in entries]
         literal_words = [words(literal) for literal in literals]
+        callees = [e.callees for e in entries]
         line_words = [words(line) for _, line in lines] + [set()]
         around = [line_words[i] | line_words[i + 1] for i in range(len(lines))]  # a message may wrap once
         best: dict[int, tuple[float, int]] = {}  # entry -> (score, line)
@@ -493,6 +501,8 @@ class MatchIndex:
                 for _, score, k in process.extract(line, literals, scorer=scorer, score_cutoff=FUZZY_MIN_RATIO, limit=None):
                     if len(literal_words[k] & around[index]) < FUZZY_MIN_COVERAGE * len(literal_words[k]):
                         continue  # the line holds a few of the message's words, not the message
+                    if not callees[k] <= around[index]:
+                        continue  # a reworded message keeps the name of the function it is about
                     if k not in best or score > best[k][0]:
                         best[k] = (score, index)
         hits = []

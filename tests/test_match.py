@@ -321,3 +321,13 @@ def test_a_bare_triton_site_needs_attention_code_in_the_paste(index):
             "'LlamaForCausalLM']")
     assert index.match(arch) == []
     assert any(e.shared for e in index.entries if "triton" in e.packages)
+
+
+def test_a_fuzzy_match_keeps_the_name_of_the_function(index):
+    # FlashInfer's "plan() missing required arguments: ..." is close, word for word, to Python's
+    # message about any other function; rewording keeps the function's name, so another's is not it
+    assert index.match("TypeError: _attn_flops_compute() missing 3 required positional arguments: 'q', 'k', and 'v'") == []
+    entry = next(e for e in index.entries if e.template.startswith("plan() missing required arguments"))
+    assert entry.callees == {"plan"}
+    assert index._fuzzy([entry], [(0, "TypeError: plan() missing 2 required arguments: 'q', 'k'")])
+    assert not index._fuzzy([entry], [(0, "TypeError: _attn_flops_compute() missing 3 required arguments: 'q', 'k'")])
