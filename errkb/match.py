@@ -392,8 +392,7 @@ class MatchIndex:
                 lines = [line for line in lines if not _on_a_listed_line(listed, line[0])]
             hits += self._fuzzy(tried, lines)
         if notices := [hit[2] for hit in hits if hit[0].notice]:
-            # what a notice prints as caught is part of the notice
-            hits = [hit for hit in hits if hit[0].notice or not any(a <= hit[2][0] and hit[2][1] <= b for a, b in notices)]
+            hits = _outside_notices(hits, notices, paste.text)
         ranked = self._rank(hits, paste, limit) if hits else []
         if ranked or exhaustive:
             return paste, ranked
@@ -571,6 +570,29 @@ class MatchIndex:
         start, end = paste.span(*span)
         return Match(match_id, kind, score, (start, end), paste.original[start:end], params, entry.template,
                      list(entry.sorted_packages), versions, why, entry.specificity)
+
+
+def _outside_notices(hits: list[tuple], notices: list[tuple[int, int]], text: str) -> list[tuple]:
+    """What a notice prints as caught is part of the notice: a hit inside a notice's span counts
+    only where its message is printed again outside every notice (raised for real later on)."""
+    def inside(span: tuple[int, int]) -> bool:
+        return any(a <= span[0] and span[1] <= b for a, b in notices)
+
+    kept = []
+    for hit in hits:
+        entry, span = hit[0], hit[2]
+        if entry.notice or not inside(span):
+            kept.append(hit)
+            continue
+        m = None
+        for _ in range(4):
+            m = entry.pattern.search(text, span[1])
+            if m is None or not inside(m.span()):
+                break
+            span = m.span()
+        if m is not None and not inside(m.span()):
+            kept.append((entry, hit[1], m.span(), _params(m), hit[4]))
+    return kept
 
 
 def _line_starts(paste: Paste) -> tuple[list[int], list[int]]:

@@ -282,7 +282,11 @@ def test_a_notice_answers_nothing_and_neither_does_the_error_it_caught(index):
     assert index.match("WARNING:xformers:A matching Triton is not available, some optimizations will not be enabled.") == []
     assert index.match("[2025-06-27 18:51:41] The following error message 'operation scheduled before its operands'"
                        " can be ignored.") == []
-    assert top(index, "ModuleNotFoundError: No module named 'triton'") is not None  # not caught: an error
+    # the same error not caught by a notice answers (here with the xformers frame its record asks for)
+    raised = ('  File "/venv/lib/python3.10/site-packages/xformers/ops/fmha/triton_splitk.py", line 5, in <module>\n'
+              "ModuleNotFoundError: No module named 'triton'\n")
+    assert top(index, raised).id == "triton-module-not-found"
+    assert index.match(raised.replace("ModuleNotFoundError", notice + "ModuleNotFoundError")) != []
     notices = [e for e in index.entries if e.notice]
     assert notices and all(s.kind in match.WARNING_KINDS for e in notices for s in e.sites)
     # a warning that reports a failure is not a notice: vLLM's failed import of its _C extension
@@ -331,3 +335,14 @@ def test_a_fuzzy_match_keeps_the_name_of_the_function(index):
     assert entry.callees == {"plan"}
     assert index._fuzzy([entry], [(0, "TypeError: plan() missing 2 required arguments: 'q', 'k'")])
     assert not index._fuzzy([entry], [(0, "TypeError: _attn_flops_compute() missing 3 required arguments: 'q', 'k'")])
+
+
+def test_a_missing_triton_answers_only_with_attention_code_in_sight(index):
+    # ComfyUI's backend listing quotes "No module named 'triton'" for a kitchen backend; with no
+    # attention library needing Triton in the paste, it is not an attention-backend error
+    listing = ("Found comfy_kitchen backend triton: {'available': False, 'unavailable_reason': "
+               "\"ImportError: No module named 'triton'\"}\nUsing pytorch attention\n")
+    assert index.match(listing) == []
+    traced = ('  File "/venv/lib/python3.11/site-packages/flash_attn/ops/triton/rotary.py", line 6, in <module>\n'
+              "    import triton\nModuleNotFoundError: No module named 'triton'\n")
+    assert top(index, traced).id == "triton-module-not-found"
