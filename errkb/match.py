@@ -379,13 +379,14 @@ class MatchIndex:
         # An instance holds every literal token, so only fully covered entries can match exactly.
         if exhaustive:
             hits += [(entry, *found) for entry in self.entries if (found := self._exact(entry, paste, exhaustive))]
+            refused = set()
             top = max([hit[1] for hit in hits], default=0.0)
         else:
-            hits = self._exact_hits(message_text, paste.text, paste)
+            hits = self._exact_hits(message_text, paste.text, paste, refused := set())
             top = max([hit[1] for hit in hits], default=0.0)
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if top < 0.9 and (found := self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)):
-            exact = {id(entry) for entry, *_ in hits}
+            exact = {id(entry) for entry, *_ in hits} | refused
             tried = [e for i, _ in found[:FUZZY_CANDIDATES] if id(e := self.entries[i]) not in exact]
             lines = paste.message_lines()[-200:]
             if listed := _listed_lines(paste.text):
@@ -397,7 +398,7 @@ class MatchIndex:
         if ranked or exhaustive:
             return paste, ranked
         # Nothing at all: the message may have been retyped or re-cased ("valueerror: bfloat16 ...").
-        if caseless := self._ignoring_case(paste, message_text):
+        if caseless := [hit for hit in self._ignoring_case(paste, message_text) if id(hit[0]) not in refused]:
             return paste, self._rank(caseless, paste, limit)
         # Still nothing, and no error line said anything: an INFO line may be the explanation
         # (vLLM logs at INFO why it picked or skipped a backend).
@@ -430,7 +431,8 @@ class MatchIndex:
                 hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
         return hits[:MAX_CANDIDATES]
 
-    def _exact_hits(self, message_text: str, text: str, paste: Paste | None = None) -> list[tuple]:
+    def _exact_hits(self, message_text: str, text: str, paste: Paste | None = None,
+                    refused: set[int] | None = None) -> list[tuple]:
         """Exact matches of the entries whose every literal token is in `message_text`. With the
         paste, a match found on a traceback's source line (`raise RuntimeError(f"No such
         operator {name} ...")` matches its own template) gives way to the same message printed
@@ -442,8 +444,13 @@ class MatchIndex:
                 if paste is not None and paste.frames:
                     starts = starts or _line_starts(paste)
                     m = _on_a_message_line(entry.pattern, text, m, starts)
-                if _is_source_code(m) and (printed := entry.pattern.search(text, m.end())):
-                    m = printed
+                if _is_source_code(m):
+                    if not _raises_this(entry, m.group()):
+                        if refused is not None:  # nor is it this message reworded (the fuzzy path)
+                            refused.add(id(entry))
+                        continue  # the traceback shows the raise of another message with these words
+                    if printed := entry.pattern.search(text, m.end()):
+                        m = printed
                 if listed is None:
                     listed = _listed_lines(text)
                 if listed and _on_a_listed_line(listed, m.start()):
@@ -657,10 +664,27 @@ def _file_named_before(text: str, start: int) -> str | None:
 _PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")
 
 
+_SOURCE_FIELD = re.compile(r"\{[^{}\n]*\}")
+
+
 def _is_source_code(m: re.Match[str]) -> bool:
-    """The match is the f-string of the raise itself (a value reads `{name}`): tracebacks whose
-    frames the paste scanner does not know (IPython's, Colab's) show the source line too."""
-    return "{" in m.group() and any(_PLACEHOLDER_VALUE.fullmatch(value) for value in m.groupdict().values())
+    """The match is the f-string of the raise itself (a value reads `{name}`, or runs on into
+    `{major}.{minor}")`): tracebacks whose frames the paste scanner does not know (IPython's,
+    Colab's, frames without line numbers) show the source line too."""
+    return "{" in m.group() and any(_PLACEHOLDER_VALUE.fullmatch(value) or _SOURCE_FIELD.search(value)
+                                    for value in m.groupdict().values())
+
+
+def _raises_this(entry: Entry, source: str) -> bool:
+    """Whether the f-string the paste shows has the entry's values, with the entry's literal text
+    between them: a raise of `f"Unsupported compute capability: {major}.{minor}"` is not the site
+    whose message reads `Unsupported compute capability: {compute_capability}`, whatever the words
+    share. The ends are left out (code or quotes around the message)."""
+    shown = _SOURCE_FIELD.split(source)
+    own = [literal for literal, _ in templates.parse(entry.template)]
+    if templates.parse(entry.template)[-1][1] is not None:
+        own.append("")  # the text after the last value
+    return len(shown) == len(own) and all(" ".join(a.split()) == " ".join(b.split()) for a, b in zip(shown[1:-1], own[1:-1]))
 
 
 def _params(m: re.Match[str]) -> dict[str, str]:

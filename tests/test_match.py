@@ -346,3 +346,19 @@ def test_a_missing_triton_answers_only_with_attention_code_in_sight(index):
     traced = ('  File "/venv/lib/python3.11/site-packages/flash_attn/ops/triton/rotary.py", line 6, in <module>\n'
               "    import triton\nModuleNotFoundError: No module named 'triton'\n")
     assert top(index, traced).id == "triton-module-not-found"
+
+
+def test_a_raise_the_paste_shows_tells_which_message_it_is(index):
+    # a traceback (its frame without a line number, so unknown to the scanner) shows SGLang's own
+    # f-string; FlashInfer's site shares the words but not the values, so it did not raise this
+    text = ('  File "/x/site-packages/sglang/srt/multiplex/pdmux_context.py", in get_arch_constraints\n'
+            '    raise ValueError(f"Unsupported compute capability: {major}.{minor}")\n'
+            "ValueError: Unsupported compute capability: 12.0\n")
+    assert index.match(text) == []
+    assert top(index, text.splitlines()[-1]).id.startswith("flashinfer-python:")  # the bare line: as before
+    # the same raise as the record's own template still finds the record (on the printed line)
+    own = ('    raise ImportError(f"{preface} the package flash_attn seems to be not installed. {install_message}")\n'
+           "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the "
+           "package flash_attn seems to be not installed. Please refer to the documentation.\n")
+    hit = top(index, own)
+    assert hit.id == "transformers-flash-attn-not-installed" and hit.span[0] > own.index("\n")
