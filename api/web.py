@@ -79,6 +79,9 @@ def render_record(d: RecordDetail) -> str:
     if d.evidence:
         parts.append("<p>Answers when the paste names: " + ", ".join(
             f"<code>{escape(e.contains)}</code> ({escape(e.package)})" for e in d.evidence) + "</p>")
+    if d.failing_file:
+        parts.append("<p>When the line names the file that failed, only: " + ", ".join(
+            f"<code>{escape(e.contains)}</code> ({escape(e.package)})" for e in d.failing_file) + "</p>")
     if d.affected:
         parts.append("<h2>Versions</h2><ul>")
         for a in d.affected:

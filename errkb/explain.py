@@ -39,6 +39,9 @@ def format_record(d: dict, fmt: str = "text") -> str:
         lines.append(wrap("Origin: " + d["origin"]))
     if d.get("evidence"):
         lines.append("Answers when the paste names: " + ", ".join(f"{e['contains']} ({e['package']})" for e in d["evidence"]))
+    if d.get("failing_file"):
+        lines.append("When the line names the file that failed, only: "
+                     + ", ".join(f"{e['contains']} ({e['package']})" for e in d["failing_file"]))
     if d["affected"]:
         lines.append("Versions:")
         lines += [wrap(f"{a['package']}: {a['releases']['summary']}", "  ") for a in d["affected"]]

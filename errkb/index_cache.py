@@ -25,7 +25,7 @@ from pathlib import Path
 from errkb import candidates, layout
 from errkb.match import Entry, EvidenceRef, MatchIndex, SiteRef, collector_paused, exact_plan, weighted_plan
 
-FORMAT = 2
+FORMAT = 3
 _NONE: frozenset[str] = frozenset()
 _CODE_DIR = Path(__file__).resolve().parent
 
@@ -85,6 +85,7 @@ def build(data_dir: Path) -> tuple[CachedParts, dict]:
     sites = {sid: kb.site_json(sid) for sid in kb.dataset.sites}
     payload = {"format": FORMAT, "records": records, "heads": index.heads,
                "evidence_of": {rid: [tuple(e) for e in refs] for rid, refs in index.evidence_of.items()},
+               "file_evidence_of": {rid: [tuple(e) for e in refs] for rid, refs in index.file_evidence_of.items()},
                "wrappers": sorted(index.wrappers),
                "entries": [(e.template, e.literal, [tuple(s) for s in e.sites], e.record_ids) for e in index.entries]}
     if candidates.compiled is not None:
@@ -172,10 +173,11 @@ def _assemble(payload: dict, sites: Mapping[str, bytes]) -> CachedParts:
         raise ValueError("another cache format")
     entries = _CachedEntries(payload["entries"])
     evidence_of = {rid: tuple(EvidenceRef(*e) for e in refs) for rid, refs in payload["evidence_of"].items()}
+    file_evidence_of = {rid: tuple(EvidenceRef(*e) for e in refs) for rid, refs in payload["file_evidence_of"].items()}
     index = MatchIndex.assemble(
         entries, evidence_of, frozenset(payload["wrappers"]), [tuple(h) for h in payload["heads"]],
         candidates.compiled.ExactCandidates(*payload["exact_args"]),
-        candidates.compiled.WeightedCandidates(*payload["weighted_args"]))
+        candidates.compiled.WeightedCandidates(*payload["weighted_args"]), file_evidence_of)
     return CachedParts(index, payload["records"], sites)
 
 

@@ -55,11 +55,31 @@ GENERIC_MESSAGES = frozenset({
     "takes positional arguments but were given", "is not supported", "not supported",
     "must be a CUDA tensor", "must be on CUDA", "must be contiguous", "must be on the same device",
 })
+# A warning whose own text says nothing failed: the program goes on (an optional dependency is
+# missing, a message below it is expected). Such a notice answers only through a record, and an
+# error it prints as caught (`Error caught was: {e}`) is part of the notice, not an error.
+NOTICE_PHRASES = ("can be ignored", "will not be enabled", "ignore import error")
+WARNING_KINDS = frozenset({"warning", "log-warning", "check-warning"})
+# Harvested messages that are not attention's alone: Triton raises its compile, resource and
+# language errors for every kernel, and SGLang's model runner and transformers' modeling_utils.py
+# are harvested whole for their backend checks but also load models. A bare site from them answers
+# only when the paste shows attention code (ATTENTION_HINT); records linking them keep their own rules.
+SHARED_PACKAGES = frozenset({"triton"})
+SHARED_FILES = frozenset({("sglang", "python/sglang/srt/model_executor/model_runner.py"),
+                          ("transformers", "src/transformers/modeling_utils.py")})
+ATTENTION_HINT = re.compile(r"attn|attention|sdpa|fmha|flash_?(?:attn|fwd|bwd|mla|infer)|xformers|\b(?:mla|mha)\b",
+                            re.IGNORECASE)
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
 
 
+_CALLEE = re.compile(r"\b([A-Za-z_]\w*)\(\)")
+_DUNDER_CALL = re.compile(r"\.?__\w+__\(\)")
+
+
 def _skeleton(literal: str) -> str:
-    return " ".join(literal.replace("'", " ").replace('"', " ").split())
+    """The literal text without quotes, and without a dunder method's name (`{cls}.__init__()
+    takes ...` is Python's own wording for any class's constructor)."""
+    return " ".join(_DUNDER_CALL.sub(" ", literal).replace("'", " ").replace('"', " ").split())
 
 
 def words(text: str) -> set[str]:
@@ -181,7 +201,7 @@ class Entry:
                 order = tuple(sorted(order, key=lambda pkg: pkg not in pointed))
             if self.record_ids:
                 ids, kind = tuple(self.record_ids), "record"
-            elif order and not self.info_only and (pointed_to or not self.says_little):  # a bare site
+            elif order and not self.info_only and not self.notice and (pointed_to or not self.says_little):  # a bare site
                 ids, kind = (self.first_site[order[0]],), "site"
             else:
                 ids, kind = (), None
@@ -192,6 +212,25 @@ class Entry:
     def info_only(self) -> bool:
         """Only INFO log lines print it: never an answer by itself, only through a record."""
         return all(site.kind == "log-info" for site in self.sites)
+
+    @cached_property
+    def notice(self) -> bool:
+        """A warning whose text says nothing failed (NOTICE_PHRASES): never an answer by itself."""
+        lowered = self.literal.lower()
+        return (all(site.kind in WARNING_KINDS for site in self.sites) and bool(self.sites)
+                and any(phrase in lowered for phrase in NOTICE_PHRASES))
+
+    @cached_property
+    def callees(self) -> set[str]:
+        """The functions its text names by a call (`plan()`), lower-cased: Python's own wording
+        about arguments names the function, and another function's message is not this one."""
+        return {name.lower() for name in _CALLEE.findall(self.literal) if len(name) >= 3 and not name.startswith("__")}
+
+    @cached_property
+    def shared(self) -> bool:
+        """Every site is in a package or file whose messages are not attention's alone."""
+        return bool(self.sites) and all(site.package in SHARED_PACKAGES or (site.package, site.path) in SHARED_FILES
+                                        for site in self.sites)
 
     @cached_property
     def says_little(self) -> bool:
@@ -296,6 +335,8 @@ class MatchIndex:
         self.entries = [entries[i] for i in sorted(range(len(entries)), key=lambda i: -weights[i])]
         self.evidence_of = {r.id: tuple(EvidenceRef(e.contains, e.package) for e in r.evidence)
                             for r in dataset.records if r.evidence}
+        self.file_evidence_of = {r.id: tuple(EvidenceRef(e.contains, e.package) for e in r.failing_file)
+                                 for r in dataset.records if r.failing_file}
         self.wrappers = frozenset(r.id for r in dataset.records if r.wraps_cause)
         # Each entry's text up to its first placeholder, sorted, to find what a cut-off line begins.
         self.heads = sorted((head, i) for i, e in enumerate(self.entries)
@@ -306,11 +347,12 @@ class MatchIndex:
     @classmethod
     def assemble(cls, entries: Sequence[Entry], evidence_of: dict[str, tuple[EvidenceRef, ...]],
                  wrappers: frozenset[str], heads: list[tuple[str, int]], exact_candidates,
-                 weighted_candidates) -> "MatchIndex":
+                 weighted_candidates, file_evidence_of: dict[str, tuple[EvidenceRef, ...]]) -> "MatchIndex":
         """An index from parts built earlier (errkb.index_cache keeps them on disk)."""
         index = cls.__new__(cls)
         index.dataset = None
         index.entries, index.evidence_of, index.wrappers, index.heads = entries, evidence_of, wrappers, heads
+        index.file_evidence_of = file_evidence_of
         index.exact_candidates, index.weighted_candidates = exact_candidates, weighted_candidates
         return index
 
@@ -337,20 +379,26 @@ class MatchIndex:
         # An instance holds every literal token, so only fully covered entries can match exactly.
         if exhaustive:
             hits += [(entry, *found) for entry in self.entries if (found := self._exact(entry, paste, exhaustive))]
+            refused = set()
             top = max([hit[1] for hit in hits], default=0.0)
         else:
-            hits = self._exact_hits(message_text, paste.text, paste)
+            hits = self._exact_hits(message_text, paste.text, paste, refused := set())
             top = max([hit[1] for hit in hits], default=0.0)
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if top < 0.9 and (found := self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)):
-            exact = {id(entry) for entry, *_ in hits}
+            exact = {id(entry) for entry, *_ in hits} | refused
             tried = [e for i, _ in found[:FUZZY_CANDIDATES] if id(e := self.entries[i]) not in exact]
-            hits += self._fuzzy(tried, paste.message_lines()[-200:])
+            lines = paste.message_lines()[-200:]
+            if listed := _listed_lines(paste.text):
+                lines = [line for line in lines if not _on_a_listed_line(listed, line[0])]
+            hits += self._fuzzy(tried, lines)
+        if notices := [hit[2] for hit in hits if hit[0].notice]:
+            hits = _outside_notices(hits, notices, paste.text)
         ranked = self._rank(hits, paste, limit) if hits else []
         if ranked or exhaustive:
             return paste, ranked
         # Nothing at all: the message may have been retyped or re-cased ("valueerror: bfloat16 ...").
-        if caseless := self._ignoring_case(paste, message_text):
+        if caseless := [hit for hit in self._ignoring_case(paste, message_text) if id(hit[0]) not in refused]:
             return paste, self._rank(caseless, paste, limit)
         # Still nothing, and no error line said anything: an INFO line may be the explanation
         # (vLLM logs at INFO why it picked or skipped a backend).
@@ -383,20 +431,31 @@ class MatchIndex:
                 hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
         return hits[:MAX_CANDIDATES]
 
-    def _exact_hits(self, message_text: str, text: str, paste: Paste | None = None) -> list[tuple]:
+    def _exact_hits(self, message_text: str, text: str, paste: Paste | None = None,
+                    refused: set[int] | None = None) -> list[tuple]:
         """Exact matches of the entries whose every literal token is in `message_text`. With the
         paste, a match found on a traceback's source line (`raise RuntimeError(f"No such
         operator {name} ...")` matches its own template) gives way to the same message printed
         on a message line further on, when there is one."""
-        hits, entries, starts = [], self.entries, None
+        hits, entries, starts, listed = [], self.entries, None, None
         for i in self.exact_candidates.find(message_text, text):
             entry = entries[i]
             if m := entry.finder.search(text):
                 if paste is not None and paste.frames:
                     starts = starts or _line_starts(paste)
                     m = _on_a_message_line(entry.pattern, text, m, starts)
-                if _is_source_code(m) and (printed := entry.pattern.search(text, m.end())):
-                    m = printed
+                if _is_source_code(m):
+                    if not _raises_this(entry, m.group()):
+                        if refused is not None:  # nor is it this message reworded (the fuzzy path)
+                            refused.add(id(entry))
+                        continue  # the traceback shows the raise of another message with these words
+                    if printed := entry.pattern.search(text, m.end()):
+                        m = printed
+                if listed is None:
+                    listed = _listed_lines(text)
+                if listed and _on_a_listed_line(listed, m.start()):
+                    if (m := _printed_after(entry.pattern, text, m, listed)) is None:
+                        continue
                 hits.append((entry, entry.exact_score, m.span(), _params(m), [entry.exact_why]))
         return hits
 
@@ -404,10 +463,13 @@ class MatchIndex:
         """Exact matches that ignore letter case, for a paste nothing else matched. Candidates
         hold every word of the paste's message text (words are kept in lower case), and only
         long messages count, so a common short phrase in another case is not taken for an error."""
-        hits = []
+        hits, listed = [], _listed_lines(paste.text)
         for i, _ in self.weighted_candidates.find(message_text, 1.0)[:FUZZY_CANDIDATES]:
             entry = self.entries[i]
             if len(entry.literal) >= MIN_CASELESS_LITERAL and (m := entry.caseless_pattern.search(paste.text)):
+                if listed and _on_a_listed_line(listed, m.start()):
+                    if (m := _printed_after(entry.caseless_pattern, paste.text, m, listed)) is None:
+                        continue
                 params = _params(m)
                 why = f"match of the message template ignoring letter case ({len(params)} parameters)"
                 hits.append((entry, entry.exact_score - CASELESS_PENALTY, m.span(), params, [why]))
@@ -436,6 +498,7 @@ class MatchIndex:
         entries = [e for e in entries if len(e.literal) >= MIN_FUZZY_LITERAL]  # too little text to trust
         literals = [e.literal for e in entries]
         literal_words = [words(literal) for literal in literals]
+        callees = [e.callees for e in entries]
         line_words = [words(line) for _, line in lines] + [set()]
         around = [line_words[i] | line_words[i + 1] for i in range(len(lines))]  # a message may wrap once
         best: dict[int, tuple[float, int]] = {}  # entry -> (score, line)
@@ -444,6 +507,8 @@ class MatchIndex:
                 for _, score, k in process.extract(line, literals, scorer=scorer, score_cutoff=FUZZY_MIN_RATIO, limit=None):
                     if len(literal_words[k] & around[index]) < FUZZY_MIN_COVERAGE * len(literal_words[k]):
                         continue  # the line holds a few of the message's words, not the message
+                    if not callees[k] <= around[index]:
+                        continue  # a reworded message keeps the name of the function it is about
                     if k not in best or score > best[k][0]:
                         best[k] = (score, index)
         hits = []
@@ -461,7 +526,8 @@ class MatchIndex:
         evidence counts only when the paste holds some of it, and then scores higher too."""
         best: dict[str, tuple] = {}
         pointed = paste.packages
-        evidence_of = self.evidence_of
+        evidence_of, file_evidence_of = self.evidence_of, self.file_evidence_of
+        shows_attention = None
         for hit in hits:
             entry, score = hit[0], hit[1]
             evidence, ids, kind, _ = entry.seen_from(pointed)
@@ -471,6 +537,11 @@ class MatchIndex:
                 hit = (entry, score, *hit[2:])
             if kind is None:
                 continue
+            if kind == "site" and entry.shared:
+                if shows_attention is None:
+                    shows_attention = ATTENTION_HINT.search(paste.original) is not None
+                if not shows_attention:
+                    continue  # a Triton (or model-loading) message with no attention code in sight
             score = min(1.0, score + RECORD_BONUS) if kind == "record" else min(1.0, score)
             specificity = entry.specificity
             for match_id in ids:
@@ -481,6 +552,10 @@ class MatchIndex:
                         continue
                     own_score = min(1.0, score + EVIDENCE_BONUS)
                     own_hit = (*hit[:4], [*hit[4], f"the paste names {named.contains} ({named.package})"])
+                if match_id in file_evidence_of and (failed := _file_named_before(paste.text, hit[2][0])):
+                    if (covered := next((e for e in file_evidence_of[match_id] if e.contains in failed), None)) is None:
+                        continue  # another library's file failed
+                    own_hit = (*own_hit[:4], [*own_hit[4], f"the file that failed is {covered.package}'s ({covered.contains})"])
                 held = best.get(match_id)
                 if held is None or (held[0], held[1]) < (own_score, specificity):
                     best[match_id] = (own_score, specificity, kind, own_hit, named is not None)
@@ -504,6 +579,29 @@ class MatchIndex:
                      list(entry.sorted_packages), versions, why, entry.specificity)
 
 
+def _outside_notices(hits: list[tuple], notices: list[tuple[int, int]], text: str) -> list[tuple]:
+    """What a notice prints as caught is part of the notice: a hit inside a notice's span counts
+    only where its message is printed again outside every notice (raised for real later on)."""
+    def inside(span: tuple[int, int]) -> bool:
+        return any(a <= span[0] and span[1] <= b for a, b in notices)
+
+    kept = []
+    for hit in hits:
+        entry, span = hit[0], hit[2]
+        if entry.notice or not inside(span):
+            kept.append(hit)
+            continue
+        m = None
+        for _ in range(4):
+            m = entry.pattern.search(text, span[1])
+            if m is None or not inside(m.span()):
+                break
+            span = m.span()
+        if m is not None and not inside(m.span()):
+            kept.append((entry, hit[1], m.span(), _params(m), hit[4]))
+    return kept
+
+
 def _line_starts(paste: Paste) -> tuple[list[int], list[int]]:
     """Where the message lines of the paste start and end, in the cleaned text."""
     lines = paste.message_lines()
@@ -524,13 +622,69 @@ def _on_a_message_line(pattern: re.Pattern[str], text: str, m: re.Match[str], li
     return m
 
 
+# IPython prints the source around each frame with line numbers, the current line marked by an arrow:
+# `---> 422     raise ValueError(` and `    423         "XFormers does not support ...")`.
+_IPYTHON_ARROW = re.compile(r"^-+> \d+ ", re.MULTILINE)
+_IPYTHON_LISTED = re.compile(r"^(?:-+>|[ \t]*) ?\d+ .*$", re.MULTILINE)
+
+
+def _listed_lines(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of every numbered source line of an IPython traceback in the text, or
+    none when it holds no IPython arrow line (so a log line that starts with a number is text)."""
+    if "-> " not in text or not _IPYTHON_ARROW.search(text):
+        return []
+    return [m.span() for m in _IPYTHON_LISTED.finditer(text)]
+
+
+def _on_a_listed_line(listed: list[tuple[int, int]], offset: int) -> bool:
+    k = bisect_right(listed, (offset, float("inf"))) - 1
+    return k >= 0 and listed[k][0] <= offset < listed[k][1]
+
+
+def _printed_after(pattern: re.Pattern[str], text: str, m: re.Match[str], listed) -> re.Match[str] | None:
+    """The first match after `m` that is not on a source line the traceback lists (the message as
+    printed), or None: a traceback cut off before its exception line shows the raise, not the error."""
+    for _ in range(4):
+        if (m := pattern.search(text, m.end())) is None or not _on_a_listed_line(listed, m.start()):
+            return m
+    return None
+
+
+# A file named just before the message on its line: `ImportError: /x/vllm/_C.abi3.so: undefined symbol: ...`
+_FILE_BEFORE = re.compile(r"(\S+?\.(?:so|pyd|dll)(?:\.\d+)*)[:\s]*\Z")
+
+
+def _file_named_before(text: str, start: int) -> str | None:
+    """The file the line names just before offset `start` (the failing shared object), or None."""
+    line_start = text.rfind("\n", 0, start) + 1
+    m = _FILE_BEFORE.search(text, line_start, start)
+    return m.group(1) if m else None
+
+
 _PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")
 
 
+_SOURCE_FIELD = re.compile(r"\{[^{}\n]*\}")
+
+
 def _is_source_code(m: re.Match[str]) -> bool:
-    """The match is the f-string of the raise itself (a value reads `{name}`): tracebacks whose
-    frames the paste scanner does not know (IPython's, Colab's) show the source line too."""
-    return "{" in m.group() and any(_PLACEHOLDER_VALUE.fullmatch(value) for value in m.groupdict().values())
+    """The match is the f-string of the raise itself (a value reads `{name}`, or runs on into
+    `{major}.{minor}")`): tracebacks whose frames the paste scanner does not know (IPython's,
+    Colab's, frames without line numbers) show the source line too."""
+    return "{" in m.group() and any(_PLACEHOLDER_VALUE.fullmatch(value) or _SOURCE_FIELD.search(value)
+                                    for value in m.groupdict().values())
+
+
+def _raises_this(entry: Entry, source: str) -> bool:
+    """Whether the f-string the paste shows has the entry's values, with the entry's literal text
+    between them: a raise of `f"Unsupported compute capability: {major}.{minor}"` is not the site
+    whose message reads `Unsupported compute capability: {compute_capability}`, whatever the words
+    share. The ends are left out (code or quotes around the message)."""
+    shown = _SOURCE_FIELD.split(source)
+    own = [literal for literal, _ in templates.parse(entry.template)]
+    if templates.parse(entry.template)[-1][1] is not None:
+        own.append("")  # the text after the last value
+    return len(shown) == len(own) and all(" ".join(a.split()) == " ".join(b.split()) for a, b in zip(shown[1:-1], own[1:-1]))
 
 
 def _params(m: re.Match[str]) -> dict[str, str]:

@@ -251,6 +251,11 @@ class Record(_Strict):
     evidence: list[Evidence] = Field(
         default=[], description="When set, the record answers only pastes that contain one of these "
         "texts, and then ranks above records without evidence that share its message.")
+    failing_file: list[Evidence] = Field(
+        default=[], description="When the matched line names the file that failed just before the message "
+        "(`/x/vllm/_C.abi3.so: undefined symbol: ...`), the record answers only if that name contains one of "
+        "these texts (another library's extension is not this record's); a line that names no file is "
+        "answered as before.")
     wraps_cause: bool = Field(
         default=False, description="The message is a wrapper that prints the real error with it (a loader "
         "listing why each attempt failed, a build's summary line): when another record also matches the "

@@ -242,3 +242,123 @@ def test_a_notebook_traceback_answers_with_the_printed_message_not_its_source_li
             "to build xformers with `python setup.py develop`?\n")
     hit = top(index, text)
     assert hit.id == "xformers-no-such-operator" and hit.params == {"name": "efficient_attention_forward_cutlass"}
+
+
+def test_pythons_own_constructor_wording_says_little(index):
+    # Triton's language/core.py re-raises Python's own "X.__init__() takes N positional arguments
+    # but M were given" for its dataclasses; any class's constructor says the same
+    for text in ("TypeError: HPUMoEMethod.__init__() takes 3 positional arguments but 4 were given",
+                 "TypeError: VisionBlock.__init__() got an unexpected keyword argument 'use_upstream_fa'"):
+        assert index.match(text) == []
+    entries = [e for e in index.entries if "__init__()" in e.template and not e.record_ids and "triton" in e.packages
+               and ("positional arguments" in e.template or "unexpected keyword" in e.template)]
+    assert len(entries) >= 2 and all(e.says_little for e in entries)
+    # a named method is not Python's wording: FlashInfer's "paged_k_cache.value() must be ..." stays
+    assert not match.MatchIndex._entry("{x}.plan_info() takes no keyword arguments here", [], []).says_little
+
+
+def test_ipythons_source_listing_is_not_the_error(index):
+    # a notebook traceback cut off before its exception line lists the raise with line numbers:
+    # the message there is source code, not an error that happened
+    listing = ("File ~/envs/x/lib/python3.10/site-packages/vllm/attention/backends/xformers.py:422, in XFormersImpl.__init__(self)\n"
+               "    420 if logits_soft_cap is not None:\n"
+               "--> 422     raise ValueError(\n"
+               '    423         "XFormers does not support attention logits soft capping.")\n'
+               "    424 self.num_heads = num_heads\n")
+    assert index.match(listing) == []
+    printed = listing + "\nValueError: XFormers does not support attention logits soft capping.\n"
+    hit = top(index, printed)
+    assert hit is not None and hit.id.startswith("vllm:") and hit.span[0] > len(listing)
+    # without an arrow line, a line that starts with a number is ordinary text
+    assert top(index, '    423 "XFormers does not support attention logits soft capping."') is not None
+
+
+def test_a_notice_answers_nothing_and_neither_does_the_error_it_caught(index):
+    # xformers warns at import that Triton is missing and carries on; the ImportError it prints
+    # as caught is part of that notice, and SGLang's "... can be ignored" says so itself
+    notice = ("WARNING:xformers:A matching Triton is not available, some optimizations will not be enabled.\n"
+              "Error caught was: No module named 'triton'\n")
+    assert index.match(notice) == []
+    assert index.match("WARNING:xformers:A matching Triton is not available, some optimizations will not be enabled.") == []
+    assert index.match("[2025-06-27 18:51:41] The following error message 'operation scheduled before its operands'"
+                       " can be ignored.") == []
+    # the same error not caught by a notice answers (here with the xformers frame its record asks for)
+    raised = ('  File "/venv/lib/python3.10/site-packages/xformers/ops/fmha/triton_splitk.py", line 5, in <module>\n'
+              "ModuleNotFoundError: No module named 'triton'\n")
+    assert top(index, raised).id == "triton-module-not-found"
+    assert index.match(raised.replace("ModuleNotFoundError", notice + "ModuleNotFoundError")) != []
+    notices = [e for e in index.entries if e.notice]
+    assert notices and all(s.kind in match.WARNING_KINDS for e in notices for s in e.sites)
+    # a warning that reports a failure is not a notice: vLLM's failed import of its _C extension
+    failed = ("WARNING 06-13 11:42:20 _custom_ops.py:11] Failed to import from vllm._C with ImportError('/usr/lib/"
+              "vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1ENS0_4KindESsSt8optionalIN3c1011DispatchKeyEEPKcj')")
+    assert top(index, failed) is not None
+
+
+def test_a_record_with_failing_file_stays_out_of_another_librarys_extension(index):
+    # torch-extension-undefined-symbol explains attention libraries' extensions built against
+    # another torch; a line naming some other extension (or torch's own libraries) is not its
+    symbol = "undefined symbol: _ZN2at19UndefinedTensorImpl10_singletonE"
+    others = ["ImportError: /usr/lib/python3.6/site-packages/nv_wavenet_ext.cpython-36m-x86_64-linux-gnu.so: ",
+              "ImportError: anaconda2/lib/python2.7/site-packages/torch/lib/libtorch.so.1: "]
+    for line in others:
+        assert "torch-extension-undefined-symbol" not in [m.id for m in index.match(line + symbol)]
+    ours = top(index, "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.cpython-310-x86_64-linux-gnu.so: " + symbol)
+    assert ours.id == "torch-extension-undefined-symbol" and "the file that failed is vllm's (vllm)" in ours.why
+    assert top(index, symbol).id == "torch-extension-undefined-symbol"  # no file named: answered as before
+    quoted = "WARNING x] Failed to import from vllm._core_C with ImportError('/opt/x/vllm/_core_C.abi3.so: undefined"
+    assert match._file_named_before(quoted, quoted.index("undefined")) == "ImportError('/opt/x/vllm/_core_C.abi3.so"
+
+
+def test_a_bare_triton_site_needs_attention_code_in_the_paste(index):
+    # Triton raises its compile errors for any kernel: with no attention code in sight the paste
+    # is a Triton question; the same error under an attention kernel's frames gets Triton's site
+    error = ("RuntimeError: Internal Triton PTX codegen error: \n"
+             "ptxas /tmp/fileTRGV2e, line 70; fatal   : Parsing error near ':': syntax error\n")
+    assert index.match(error) == []
+    traced = ('  File "/venv/lib/python3.10/site-packages/vllm/attention/ops/prefix_prefill.py", line 800, in context_attention_fwd\n'
+              + error)
+    hit = top(index, traced)
+    assert hit is not None and hit.id.startswith("triton:")
+    # SGLang's model runner is harvested whole; its model registry error is not an attention one
+    arch = ("ValueError: Unsupported architectures: Phi3ForCausalLM. Supported list: ['CohereForCausalLM', "
+            "'LlamaForCausalLM']")
+    assert index.match(arch) == []
+    assert any(e.shared for e in index.entries if "triton" in e.packages)
+
+
+def test_a_fuzzy_match_keeps_the_name_of_the_function(index):
+    # FlashInfer's "plan() missing required arguments: ..." is close, word for word, to Python's
+    # message about any other function; rewording keeps the function's name, so another's is not it
+    assert index.match("TypeError: _attn_flops_compute() missing 3 required positional arguments: 'q', 'k', and 'v'") == []
+    entry = next(e for e in index.entries if e.template.startswith("plan() missing required arguments"))
+    assert entry.callees == {"plan"}
+    assert index._fuzzy([entry], [(0, "TypeError: plan() missing 2 required arguments: 'q', 'k'")])
+    assert not index._fuzzy([entry], [(0, "TypeError: _attn_flops_compute() missing 3 required arguments: 'q', 'k'")])
+
+
+def test_a_missing_triton_answers_only_with_attention_code_in_sight(index):
+    # ComfyUI's backend listing quotes "No module named 'triton'" for a kitchen backend; with no
+    # attention library needing Triton in the paste, it is not an attention-backend error
+    listing = ("Found comfy_kitchen backend triton: {'available': False, 'unavailable_reason': "
+               "\"ImportError: No module named 'triton'\"}\nUsing pytorch attention\n")
+    assert index.match(listing) == []
+    traced = ('  File "/venv/lib/python3.11/site-packages/flash_attn/ops/triton/rotary.py", line 6, in <module>\n'
+              "    import triton\nModuleNotFoundError: No module named 'triton'\n")
+    assert top(index, traced).id == "triton-module-not-found"
+
+
+def test_a_raise_the_paste_shows_tells_which_message_it_is(index):
+    # a traceback (its frame without a line number, so unknown to the scanner) shows SGLang's own
+    # f-string; FlashInfer's site shares the words but not the values, so it did not raise this
+    text = ('  File "/x/site-packages/sglang/srt/multiplex/pdmux_context.py", in get_arch_constraints\n'
+            '    raise ValueError(f"Unsupported compute capability: {major}.{minor}")\n'
+            "ValueError: Unsupported compute capability: 12.0\n")
+    assert index.match(text) == []
+    assert top(index, text.splitlines()[-1]).id.startswith("flashinfer-python:")  # the bare line: as before
+    # the same raise as the record's own template still finds the record (on the printed line)
+    own = ('    raise ImportError(f"{preface} the package flash_attn seems to be not installed. {install_message}")\n'
+           "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the "
+           "package flash_attn seems to be not installed. Please refer to the documentation.\n")
+    hit = top(index, own)
+    assert hit.id == "transformers-flash-attn-not-installed" and hit.span[0] > own.index("\n")
