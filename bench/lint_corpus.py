@@ -5,6 +5,7 @@
     .venv/bin/python bench/lint_corpus.py --only verl,trl --findings /tmp/findings.json
     .venv/bin/python bench/lint_corpus.py --split held-out         # only the projects chosen after the rules
     .venv/bin/python bench/lint_corpus.py --split held-out-3       # the third round (docs/lint.md)
+    .venv/bin/python bench/lint_corpus.py --split held-out-4       # the fourth round
 
 The corpus is public projects that configure vLLM/SGLang engines or transformers attention, or
 call attention kernels (issue 18 item 7: "measured on real user code"). Each project is read at
@@ -137,8 +138,8 @@ def main() -> int:
     ap.add_argument("--extract", type=Path, metavar="MIRROR",
                     help="unpack missing projects from bare git dirs MIRROR/<owner>+<name>/repo")
     ap.add_argument("--only", help="comma-separated project names")
-    ap.add_argument("--split", choices=("in-sample", "held-out", "held-out-3", "all"), default="all",
-                    help="in-sample: the projects the rules were tuned on; held-out, held-out-3: the second and third rounds, chosen afterwards")
+    ap.add_argument("--split", choices=("in-sample", "held-out", "held-out-3", "held-out-4", "all"), default="all",
+                    help="in-sample: the projects the rules were tuned on; held-out, held-out-3, held-out-4: the second, third and fourth rounds, chosen afterwards")
     ap.add_argument("--findings", type=Path, help="write every finding (with its project) as JSON here")
     ap.add_argument("--show-skipped", action="store_true", help="list the files errkb lint skipped")
     ap.add_argument("lint_args", nargs="*", help="passed to errkb lint after --, e.g. -- --gpu-arch sm90")
