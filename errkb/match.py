@@ -62,10 +62,11 @@ NOTICE_PHRASES = ("can be ignored", "will not be enabled", "ignore import error"
 WARNING_KINDS = frozenset({"warning", "log-warning", "check-warning"})
 # Harvested messages that are not attention's alone: Triton raises its compile, resource and
 # language errors for every kernel, and SGLang's model runner and transformers' modeling_utils.py
-# are harvested whole for their backend checks but also load models. A bare site from them answers
+# are harvested whole for their backend checks but also load models (vLLM's worker.py, for its
+# dtype check, also sizes the KV cache). A bare site from them answers
 # only when the paste shows attention code (ATTENTION_HINT); records linking them keep their own rules.
 SHARED_PACKAGES = frozenset({"triton"})
-SHARED_FILES = frozenset({("sglang", "python/sglang/srt/model_executor/model_runner.py"),
+SHARED_FILES = frozenset({("sglang", "python/sglang/srt/model_executor/model_runner.py"), ("vllm", "vllm/worker/worker.py"),
                           ("transformers", "src/transformers/modeling_utils.py")})
 ATTENTION_HINT = re.compile(r"attn|attention|sdpa|fmha|flash_?(?:attn|fwd|bwd|mla|infer)|xformers|\b(?:mla|mha)\b",
                             re.IGNORECASE)
