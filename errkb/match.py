@@ -665,7 +665,9 @@ def _file_named_before(text: str, start: int) -> str | None:
 _PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")
 
 
-_SOURCE_FIELD = re.compile(r"\{[^{}\n]*\}")
+# A replacement field of an f-string starts with a name (`{major}`, `{x.shape}`, `{len(a)!r}`); a
+# value printed in braces starts otherwise (torch's `CUDABFloat16Type{[1, 1, 1538]}`, `{0: 'a'}`).
+_SOURCE_FIELD = re.compile(r"\{[A-Za-z_][^{}\n]*\}")
 
 
 def _is_source_code(m: re.Match[str]) -> bool:

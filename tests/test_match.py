@@ -368,3 +368,13 @@ def test_a_raise_the_paste_shows_tells_which_message_it_is(index):
            "package flash_attn seems to be not installed. Please refer to the documentation.\n")
     hit = top(index, own)
     assert hit.id == "transformers-flash-attn-not-installed" and hit.span[0] > own.index("\n")
+
+
+def test_a_value_printed_in_braces_is_not_a_raise(index):
+    # torch prints a tensor's type and shape as `CUDABFloat16Type{[1, 1, 1538, ...]}`: braces round
+    # a printed value, not an f-string field, so the message is matched as printed
+    text = ('  File "/x/site-packages/transformers/integrations/sdpa_attention.py", line 66, in sdpa_attention_forward\n'
+            "    attn_output = torch.nn.functional.scaled_dot_product_attention(\n"
+            "RuntimeError: expand(CUDABFloat16Type{[1, 1, 1538, 1538, 1538]}, size=[1, 24, 1538, 1538]): the number "
+            "of sizes provided (4) must be greater or equal to the number of dimensions in the tensor (5)\n")
+    assert top(index, text).id == "sdpa-attn-mask-too-many-dims"
