@@ -194,6 +194,19 @@ def test_a_wrappers_record_follows_the_record_of_the_cause_it_prints(index):
     assert top(index, alone).id == "sgl-kernel-common-ops-load-failed"
 
 
+def test_an_advisory_warning_follows_another_record_in_the_paste(index):
+    # transformers 4.49-4.52 print the Qwen sliding-window notice at every start with SDPA or eager;
+    # the record is advisory, so a broken xFormers install logged beside it answers first
+    advisory = "Sliding Window Attention is enabled but not implemented for `eager`; unexpected results may be encountered.\n"
+    broken = ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+              "    PyTorch 2.5.1 with CUDA 1201 (you have 2.6.0+cu124)\n")
+    assert "transformers-sliding-window-not-implemented-warning" in index.wrappers
+    got = [m.id for m in index.match(broken + advisory)]
+    assert got[0] == "xformers-cpp-extensions-unavailable"
+    assert "transformers-sliding-window-not-implemented-warning" in got[1:]
+    assert top(index, advisory).id == "transformers-sliding-window-not-implemented-warning"
+
+
 def test_an_info_line_explains_a_paste_with_no_error_line(index):
     info = "INFO 05-10 12:00:00 selector.py:217] Cannot use FlashAttention-2 backend for Volta and Turing GPUs.\n"
     hit = top(index, "INFO 05-10 12:00:00 llm_engine.py:100] Initializing an LLM engine\n" + info)
