@@ -567,7 +567,7 @@ class MatchIndex:
             wrappers = self.wrappers
             causes = any(k == "record" and i not in wrappers for i, (_, _, k, _, _) in ranked)
             ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3), not item[1][4],
-                                          -item[1][1], item[1][2] != "record", item[0]))
+                                          item[1][2] != "record", -item[1][1], item[0]))
         return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, _) in ranked[:limit]]
 
     @staticmethod

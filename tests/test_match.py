@@ -391,3 +391,14 @@ def test_a_value_printed_in_braces_is_not_a_raise(index):
             "RuntimeError: expand(CUDABFloat16Type{[1, 1, 1538, 1538, 1538]}, size=[1, 24, 1538, 1538]): the number "
             "of sizes provided (4) must be greater or equal to the number of dimensions in the tensor (5)\n")
     assert top(index, text).id == "sdpa-attn-mask-too-many-dims"
+
+
+def test_a_record_outranks_a_bare_site_at_the_same_score(index):
+    # both messages match exactly (scores capped at 1.0); the bare site's text is longer, but a
+    # curated record answers before a bare site, as the docs promise
+    text = ("x.py:71: UserWarning: Memory efficient kernel not used because: (Triggered internally at sdp_utils.cpp:778.)\n"
+            "x.py:71: UserWarning: Memory Efficient attention has been runtime disabled. (Triggered internally at "
+            "sdp_utils_cpp.h:551.)\n")
+    got = index.match(text)
+    assert got[0].kind == "record" and got[0].id == "sdpa-mem-efficient-kernel-not-used"
+    assert any(m.kind == "site" for m in got[1:])
