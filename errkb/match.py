@@ -338,7 +338,8 @@ class MatchIndex:
                             for r in dataset.records if r.evidence}
         self.file_evidence_of = {r.id: tuple(EvidenceRef(e.contains, e.package) for e in r.failing_file)
                                  for r in dataset.records if r.failing_file}
-        self.wrappers = frozenset(r.id for r in dataset.records if r.wraps_cause)
+        # wrappers and advisory warnings: when another record matches too, that one answers first
+        self.wrappers = frozenset(r.id for r in dataset.records if r.wraps_cause or r.advisory)
         # Each entry's text up to its first placeholder, sorted, to find what a cut-off line begins.
         self.heads = sorted((head, i) for i, e in enumerate(self.entries)
                             if len(head := " ".join(templates.parse(e.template)[0][0].split())) >= MIN_CUT_PREFIX)
@@ -566,7 +567,7 @@ class MatchIndex:
             wrappers = self.wrappers
             causes = any(k == "record" and i not in wrappers for i, (_, _, k, _, _) in ranked)
             ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3), not item[1][4],
-                                          -item[1][1], item[1][2] != "record", item[0]))
+                                          item[1][2] != "record", -item[1][1], item[0]))
         return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, _) in ranked[:limit]]
 
     @staticmethod
@@ -665,7 +666,9 @@ def _file_named_before(text: str, start: int) -> str | None:
 _PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")
 
 
-_SOURCE_FIELD = re.compile(r"\{[^{}\n]*\}")
+# A replacement field of an f-string starts with a name (`{major}`, `{x.shape}`, `{len(a)!r}`); a
+# value printed in braces starts otherwise (torch's `CUDABFloat16Type{[1, 1, 1538]}`, `{0: 'a'}`).
+_SOURCE_FIELD = re.compile(r"\{[A-Za-z_][^{}\n]*\}")
 
 
 def _is_source_code(m: re.Match[str]) -> bool:

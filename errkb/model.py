@@ -260,6 +260,11 @@ class Record(_Strict):
         default=False, description="The message is a wrapper that prints the real error with it (a loader "
         "listing why each attempt failed, a build's summary line): when another record also matches the "
         "paste, that record answers first and this one follows.")
+    advisory: bool = Field(
+        default=False, description="A warning that the program goes on past, on a degraded or approximate path "
+        "(a feature the chosen backend lacks, results that may differ), printed at start-up whether or not "
+        "anything fails later: when another record also matches the paste, that record answers first and this "
+        "one follows, as for wraps_cause.")
     entry_points: list[EntryPoint] = Field(
         default=[], description="Servers, engines and model loading through which users reach the message; "
         "each is checked by the case step entry_<kind>. Empty when users reach it only by calling a library themselves.")

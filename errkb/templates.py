@@ -92,10 +92,14 @@ def to_regex(template: str) -> re.Pattern[str]:
     return re.compile("".join(pieces))
 
 
-def _stop(literal: str) -> str:
-    """Lookahead body that is true where `literal` starts (after optional blanks)."""
+def _stop(literal: str, glued: bool = False) -> str:
+    """Lookahead body that is true where `literal` starts (after optional blanks). A `glued`
+    literal follows its value with no blank in the template (`{prefix}No valid ...`): the value
+    may end in blanks of its own (`[cudnn_frontend] Error: `), so it stops at the literal itself."""
     core = literal.strip()
-    return r"\s" if not core else r"\s*+" + _literal_regex(core, possessive=True)
+    if not core:
+        return r"\s"
+    return ("" if glued else r"\s*+") + _literal_regex(core, possessive=True)
 
 
 @lru_cache(maxsize=None)
@@ -134,7 +138,7 @@ def search_regex(template: str) -> re.Pattern[str]:
         elif not any(lit for lit, _ in parts[:i + 1]):  # leading values: one token in all
             body = anchor + rf"(?:(?!{_stop(following)})\S){{1,{MAX_VALUE_STEPS}}}+"
         else:
-            stops = _stop(following) + (f"|{_stop(literal)}" if literal.strip() else "")
+            stops = _stop(following, glued=not following[0].isspace()) + (f"|{_stop(literal)}" if literal.strip() else "")
             body = rf"(?:(?!{stops})(?:\s++|[^\s])){{0,{MAX_VALUE_STEPS}}}+"
         pieces.append(f"(?:{body})" if field in used else f"(?P<{field}>{body})")
         used.add(field)

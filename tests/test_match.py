@@ -194,6 +194,19 @@ def test_a_wrappers_record_follows_the_record_of_the_cause_it_prints(index):
     assert top(index, alone).id == "sgl-kernel-common-ops-load-failed"
 
 
+def test_an_advisory_warning_follows_another_record_in_the_paste(index):
+    # transformers 4.49-4.52 print the Qwen sliding-window notice at every start with SDPA or eager;
+    # the record is advisory, so a broken xFormers install logged beside it answers first
+    advisory = "Sliding Window Attention is enabled but not implemented for `eager`; unexpected results may be encountered.\n"
+    broken = ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+              "    PyTorch 2.5.1 with CUDA 1201 (you have 2.6.0+cu124)\n")
+    assert "transformers-sliding-window-not-implemented-warning" in index.wrappers
+    got = [m.id for m in index.match(broken + advisory)]
+    assert got[0] == "xformers-cpp-extensions-unavailable"
+    assert "transformers-sliding-window-not-implemented-warning" in got[1:]
+    assert top(index, advisory).id == "transformers-sliding-window-not-implemented-warning"
+
+
 def test_an_info_line_explains_a_paste_with_no_error_line(index):
     info = "INFO 05-10 12:00:00 selector.py:217] Cannot use FlashAttention-2 backend for Volta and Turing GPUs.\n"
     hit = top(index, "INFO 05-10 12:00:00 llm_engine.py:100] Initializing an LLM engine\n" + info)
@@ -368,3 +381,24 @@ def test_a_raise_the_paste_shows_tells_which_message_it_is(index):
            "package flash_attn seems to be not installed. Please refer to the documentation.\n")
     hit = top(index, own)
     assert hit.id == "transformers-flash-attn-not-installed" and hit.span[0] > own.index("\n")
+
+
+def test_a_value_printed_in_braces_is_not_a_raise(index):
+    # torch prints a tensor's type and shape as `CUDABFloat16Type{[1, 1, 1538, ...]}`: braces round
+    # a printed value, not an f-string field, so the message is matched as printed
+    text = ('  File "/x/site-packages/transformers/integrations/sdpa_attention.py", line 66, in sdpa_attention_forward\n'
+            "    attn_output = torch.nn.functional.scaled_dot_product_attention(\n"
+            "RuntimeError: expand(CUDABFloat16Type{[1, 1, 1538, 1538, 1538]}, size=[1, 24, 1538, 1538]): the number "
+            "of sizes provided (4) must be greater or equal to the number of dimensions in the tensor (5)\n")
+    assert top(index, text).id == "sdpa-attn-mask-too-many-dims"
+
+
+def test_a_record_outranks_a_bare_site_at_the_same_score(index):
+    # both messages match exactly (scores capped at 1.0); the bare site's text is longer, but a
+    # curated record answers before a bare site, as the docs promise
+    text = ("x.py:71: UserWarning: Memory efficient kernel not used because: (Triggered internally at sdp_utils.cpp:778.)\n"
+            "x.py:71: UserWarning: Memory Efficient attention has been runtime disabled. (Triggered internally at "
+            "sdp_utils_cpp.h:551.)\n")
+    got = index.match(text)
+    assert got[0].kind == "record" and got[0].id == "sdpa-mem-efficient-kernel-not-used"
+    assert any(m.kind == "site" for m in got[1:])

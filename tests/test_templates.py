@@ -97,3 +97,15 @@ def test_finder_agrees_with_the_plain_search_on_every_shipped_template(dataset):
         for text in texts:
             plain, found = finder.pattern.search(text), finder.search(text)
             assert (found and (found.span(), found.groupdict())) == (plain and (plain.span(), plain.groupdict())), (template, text)
+
+
+def test_a_value_glued_to_the_next_word_keeps_its_own_trailing_blank():
+    # `{frontend_prefix}No valid ...`: the prefix cuDNN prints ends in a blank, and the template
+    # glues the next word to the value, so the value must take that blank (it used to stop before
+    # it and leave the literal nothing to match)
+    pattern = templates.search_regex("cuDNN Frontend error: {frontend_prefix}No valid execution plans built.")
+    m = pattern.search("RuntimeError: cuDNN Frontend error: [cudnn_frontend] Error: No valid execution plans built.")
+    assert m is not None and m.group("frontend_prefix") == "[cudnn_frontend] Error: "
+    assert pattern.search("cuDNN Frontend error: No valid execution plans built.").group("frontend_prefix") == ""
+    wrapped = "cuDNN Frontend error: [cudnn_frontend] Error: No valid execution\n  plans built."
+    assert pattern.search(wrapped) is not None
