@@ -109,3 +109,30 @@ def test_a_git_checkout_is_scoped_and_named_like_the_distribution(toy_data, tmp_
     assert [(o.version, o.lines) for o in sites["head_dim {head_dim} is too large"].occurrences][-1] == ("1.2", [6])
     assert "1.2" in sites["softcap is not supported"].versions
     assert "from a test, out of scope" not in sites
+
+
+def test_a_message_moved_into_a_conditional_keeps_its_site(tmp_path):
+    """flash-attn-4 4.0.0b39 raised `QK MXFP8 requires e4m3 Q/K and bf16 V` alone; 4.0.0b40 chose
+    it or a new text with `A if pv else B` in one raise. The old site must go on, not vanish."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "packages.json").write_text(json.dumps({"toy": {
+        "repo": "example/toy", "tag": "v{version}", "path_map": [], "include": ["toy/**"], "exclude": []}}))
+    old = {"toy/mx.py": '''
+        def check(q):
+            raise ValueError("QK MXFP8 requires e4m3 Q/K and bf16 V")
+    '''}
+    new = {"toy/mx.py": '''
+        def check(q, pv):
+            raise ValueError("Native MXFP8 PV requires e4m3 Q/K/V" if pv
+                             else "QK MXFP8 requires e4m3 Q/K and bf16 V")
+    '''}
+    harvest("toy", "1.0", str(write_tree(tmp_path / "v1", old)), data)
+    harvest("toy", "1.1", str(write_tree(tmp_path / "v2", new)), data)
+    sites = {s.template: s for s in store.read_sites(data, "toy")}
+    kept = sites["QK MXFP8 requires e4m3 Q/K and bf16 V"]
+    assert [(o.version, o.lines) for o in kept.occurrences] == [("1.0", [3]), ("1.1", [3])]
+    assert [o.version for o in sites["Native MXFP8 PV requires e4m3 Q/K/V"].occurrences] == ["1.1"]
+    report = drift(store.read_sites(data, "toy"), "1.0", "1.1")
+    assert [s.template for s in report.added] == ["Native MXFP8 PV requires e4m3 Q/K/V"]
+    assert report.removed == [] and report.unchanged == 1

@@ -67,3 +67,62 @@ def test_info_lines_are_read_only_for_packages_that_explain_themselves_at_info()
     assert python_sites.extract("vllm/x.py", text) == []
     [site] = python_sites.extract("vllm/x.py", text, info_lines=True)
     assert site.kind == "log-info" and site.template == "Cannot use FlashAttention-2 backend for head size {head_size}."
+
+
+CONDITIONAL = textwrap.dedent('''
+    import logging
+    import warnings
+    logger = logging.getLogger(__name__)
+
+    def pick(pv, mode, causal, d):
+        raise ValueError("Native MXFP8 PV requires e4m3 Q/K/V" if pv
+                         else "QK MXFP8 requires e4m3 Q/K and bf16 V")
+        raise NotImplementedError(f"{mode} needs head_dim 64" if d == 64 else
+                                  "causal masking is not supported" if causal else f"{mode} is unknown here")
+        assert d > 0, "head_dim must be positive" if pv else x
+        warnings.warn("paged KV is slow" if pv else "dense KV is slow", RuntimeWarning)
+        logger.warning("backend %s falls back" if pv else "backend %s is disabled", mode)
+        raise RuntimeError(("split {n} is too large" if pv else "split {n} is too small").format(n=d))
+        raise RuntimeError(("page %d is too large" if pv else "page %d is empty") % d)
+
+    def via_local(pv):
+        msg = "window must be positive" if pv else "window must be even"
+        raise ValueError(msg)
+
+    def unchanged(pv, x):
+        raise ValueError("mode " + ("paged" if pv else "dense") + " is not supported")
+        raise ValueError(f"bad layout {'bshd' if pv else 'thd'}")
+        raise ValueError(x if pv else None)
+''')
+
+
+def templates_at(sites):
+    out = {}
+    for s in sites:
+        out.setdefault(s.line, []).append(s.template)
+    return out
+
+
+def test_a_conditional_message_gives_one_site_per_branch():
+    sites = extract("pkg/cond.py", CONDITIONAL)
+    at = templates_at(sites)
+    assert at[7] == ["Native MXFP8 PV requires e4m3 Q/K/V", "QK MXFP8 requires e4m3 Q/K and bf16 V"]
+    first = [s for s in sites if s.line == 7]
+    assert {(s.kind, s.error_class, s.function) for s in first} == {("raise", "ValueError", "pick")}
+    # nested conditionals, f-string branches
+    assert at[9] == ["{mode} needs head_dim 64", "causal masking is not supported", "{mode} is unknown here"]
+    # a branch with no readable text is skipped, the other kept
+    assert at[11] == ["head_dim must be positive"]
+    assert at[12] == ["paged KV is slow", "dense KV is slow"]
+    assert at[13] == ["backend {mode} falls back", "backend {mode} is disabled"]
+    assert at[14] == ["split {d} is too large", "split {d} is too small"]
+    assert at[15] == ["page {d} is too large", "page {d} is empty"]
+    assert at[19] == ["window must be positive", "window must be even"]
+
+
+def test_a_conditional_inside_a_message_stays_one_placeholder():
+    """Only a whole message is split: these templates (and so their site ids) are as before."""
+    at = templates_at(extract("pkg/cond.py", CONDITIONAL))
+    assert at[22] == ["mode {paged_if_pv_else_dense} is not supported"]
+    assert len(at[23]) == 1 and at[23][0].startswith("bad layout {")
+    assert 24 not in at

@@ -4,7 +4,8 @@ Covers `raise X(msg)`, `assert cond, msg`, `warnings.warn(msg, Category)` and
 `logger.error/exception/critical/warning(msg, *args)`, and `logger.info` for packages that
 explain themselves at INFO (they only ever answer through a record: see errkb/match.py). f-strings, `.format` and `%`
 parameters become named placeholders; module-level string constants and a message built in
-a local variable just before the raise are followed.
+a local variable just before the raise are followed. A whole message chosen by a conditional
+expression (`"A" if pv else "B"`) gives one site per branch.
 """
 
 from __future__ import annotations
@@ -167,10 +168,45 @@ class _Extractor(ast.NodeVisitor):
             else:
                 msg.value(expr)
 
-    def _template(self, node: ast.AST | None, extra_args: list[ast.expr] | None = None) -> str | None:
+    def _alternatives(self, node: ast.AST, local: dict[str, ast.AST], depth: int = 0) -> list[ast.AST]:
+        """The messages a raise or call may print: one per branch of a conditional expression
+        (`"A" if pv else "B"`, nested ones, one held in a local variable, one whose branches
+        are `.format`ted or `%`-formatted together); any other message stands for itself.
+        Only a whole message is split, so a conditional inside a concatenation or an f-string
+        stays one placeholder, as before."""
+        if depth > 8:
+            return [node]
+        if isinstance(node, ast.IfExp):
+            return [*self._alternatives(node.body, local, depth + 1), *self._alternatives(node.orelse, local, depth + 1)]
+        if isinstance(node, ast.Name) and node.id in local:
+            inner = {k: v for k, v in local.items() if k != node.id}
+            branches = self._alternatives(local[node.id], inner, depth + 1)
+            if len(branches) > 1:
+                return branches
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+                and isinstance(node.func.value, ast.IfExp)):
+            return [ast.Call(func=ast.Attribute(value=fmt, attr="format", ctx=ast.Load()), args=node.args,
+                             keywords=node.keywords)
+                    for fmt in self._alternatives(node.func.value, local, depth + 1)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.IfExp):
+            return [ast.BinOp(left=fmt, op=ast.Mod(), right=node.right)
+                    for fmt in self._alternatives(node.left, local, depth + 1)]
+        return [node]
+
+    def _templates(self, node: ast.AST | None, extra_args: list[ast.expr] | None = None) -> list[str]:
+        """One template per message `node` may print (see `_alternatives`), in source order."""
         if node is None:
-            return None
+            return []
         local = self._locals_before(node)
+        out: list[str] = []
+        for branch in self._alternatives(node, local):
+            template = self._template(branch, local, extra_args)
+            if template is not None and template not in out:
+                out.append(template)
+        return out
+
+    def _template(self, node: ast.AST, local: dict[str, ast.AST],
+                  extra_args: list[ast.expr] | None = None) -> str | None:
         msg = _Message()
         if extra_args:  # logger.error("... %s", x): percent-format with the call's arguments
             fmt = self._literal(node, local)
@@ -198,9 +234,9 @@ class _Extractor(ast.NodeVisitor):
 
     # ------------------------------------------------------------ visitors
 
-    def _add(self, node: ast.AST, kind: str, error_class: str | None, template: str | None) -> None:
-        if template:
-            fn = self.functions[-1].name if self.functions else None  # type: ignore[attr-defined]
+    def _add(self, node: ast.AST, kind: str, error_class: str | None, templates: list[str]) -> None:
+        fn = self.functions[-1].name if self.functions else None  # type: ignore[attr-defined]
+        for template in templates:
             self.sites.append(RawSite(self.path, node.lineno, "python", kind, error_class, template, fn))
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -213,12 +249,12 @@ class _Extractor(ast.NodeVisitor):
     def visit_Raise(self, node: ast.Raise) -> None:
         exc = node.exc
         if isinstance(exc, ast.Call) and exc.args:
-            self._add(node, "raise", _dotted_tail(exc.func), self._template(exc.args[0]))
+            self._add(node, "raise", _dotted_tail(exc.func), self._templates(exc.args[0]))
         self.generic_visit(node)
 
     def visit_Assert(self, node: ast.Assert) -> None:
         if node.msg is not None:
-            self._add(node, "assert", "AssertionError", self._template(node.msg))
+            self._add(node, "assert", "AssertionError", self._templates(node.msg))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -228,11 +264,11 @@ class _Extractor(ast.NodeVisitor):
             category = node.args[1] if len(node.args) > 1 else next(
                 (k.value for k in node.keywords if k.arg == "category"), None)
             cls = _dotted_tail(category) if category is not None else "UserWarning"
-            self._add(node, "warning", cls, self._template(node.args[0]))
+            self._add(node, "warning", cls, self._templates(node.args[0]))
         elif (isinstance(func, ast.Attribute) and func.attr in self.levels and node.args
               and _looks_like_logger(func.value)):
             extra = node.args[1:] if len(node.args) > 1 else None
-            self._add(node, self.levels[func.attr], None, self._template(node.args[0], extra))
+            self._add(node, self.levels[func.attr], None, self._templates(node.args[0], extra))
         self.generic_visit(node)
 
 
