@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from errkb.lint.analysis import ABSENT, PRESENT, Arg, TensorFacts, tensor_facts
+from errkb.lint.choices import version_key
 from errkb.lint.edits import RuleFix, code, passed_here, replace, simple
+from errkb.lint.launch import target_version
 from errkb.lint.rule import Example, Rule, arch_major, register
 from errkb.lint.targets import (DISPATCH, DISPATCH_KVCACHE, FA4_UPSTREAM, FA4_VENDORED,
                                 SGL_FA4_VARLEN, last_names)
@@ -103,6 +105,8 @@ class Fa4SplitKvArch(_Fa4Rule):
     ]
     _TEXT = {8: "SplitKV not supported on SM 8.0", 9: "SplitKV not supported on SM 9.0",
              12: "SM120 forward only supports num_splits=1"}
+    # from 4.0.0b39 flash-attn-4 refuses it in config.py with a ValueError and this wording (b40 read)
+    _TEXT_B39 = "SM{major} forward does not support SM100-only options: num_splits={n} (needs 1)"
     _RECORD = {8: "fa4-sm8x-paged-kv-splitkv", 9: "fa4-splitkv-sm90", 12: "fa4-sm120-num-splits"}
 
     def check_fa4(self, call, site, ctx):
@@ -113,8 +117,15 @@ class Fa4SplitKvArch(_Fa4Rule):
         archs = self.archs_where(ctx, lambda major: major in failing)
         if archs:
             major = arch_major(archs[0])
-            yield self.report_on(ns.node, archs, record=self._RECORD[major], text=self._TEXT[major],
+            yield self.report_on(ns.node, archs, record=self._RECORD[major], text=self._text(major, ns.value, call, ctx),
                                  fix=self._one_split(call, ctx))
+
+    def _text(self, major: int, splits: int, call, ctx) -> str:
+        """Upstream's message for the target flash-attn-4 release (b36's wording when none is known)."""
+        version = target_version(ctx, "flash-attn-4") if call.flavour == "upstream" else None
+        if major in (8, 9) and version and version_key(version) >= version_key("4.0.0b39"):
+            return self._TEXT_B39.format(major=major, n=splits)
+        return self._TEXT[major]
 
     def _one_split(self, call, ctx) -> RuleFix | None:
         """num_splits=1: the same attention, unsplit. Unsafe when a target GPU could split (it

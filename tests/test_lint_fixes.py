@@ -163,3 +163,12 @@ def test_a_file_that_changed_since_it_was_read_is_not_written(tmp_path):
     assert "changed since it was read" in write_if_unchanged(str(f), b"old content\n", b"fixed\n")
     assert f.read_text() == "new content\n"
     assert write_if_unchanged(str(f), b"new content\n", b"fixed\n") is None and f.read_text() == "fixed\n"
+
+
+def test_a_finding_quotes_the_message_of_the_target_release():
+    # flash-attn-4 4.0.0b39 moved the split-KV refusal into config.py with new wording (b40 read)
+    code = "from flash_attn.cute import flash_attn_varlen_func\nflash_attn_varlen_func(q, k, v, num_splits=4)\n"
+    old = lint_text(code, archs=("sm90",), select=["EKB201"])
+    new = lint_text(code, archs=("sm90",), select=["EKB201"], versions={"flash-attn-4": "4.0.0b40"})
+    assert "SplitKV not supported on SM 9.0" in old[0].message
+    assert "SM9 forward does not support SM100-only options: num_splits=4 (needs 1)" in new[0].message
