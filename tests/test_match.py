@@ -402,3 +402,12 @@ def test_a_record_outranks_a_bare_site_at_the_same_score(index):
     got = index.match(text)
     assert got[0].kind == "record" and got[0].id == "sdpa-mem-efficient-kernel-not-used"
     assert any(m.kind == "site" for m in got[1:])
+
+
+def test_remote_code_that_needs_flash_attn_is_told_apart_from_other_missing_packages(index):
+    # transformers' check_imports lists every package a remote modeling file imports and lacks;
+    # the record answers when flash_attn is among them, not for any missing package
+    line = ("ImportError: This modeling file requires the following packages that were not found in your "
+            "environment: {0}. Run `pip install {1}`")
+    assert top(index, line.format("flash_attn, einops", "flash_attn einops")).id == "transformers-remote-code-requires-flash-attn"
+    assert index.match(line.format("einops", "einops")) == []
