@@ -179,7 +179,9 @@ def test_entry_verdicts_take_the_best_over_environments():
     summary = res.entry_summary(BODY)
     assert summary["records"] == 4
     assert summary["records_by_verdict"] == {"reached": 1, "preempted": 1, "not-raised": 1, "error": 0, "skipped": 1}
-    assert summary["cases"]["preempted"] == 2 and summary["seconds"] == 5.0
+    assert summary["cases"]["preempted"] == 2
+    # seconds: the sum of the entry steps' recorded durations (fixture values, no clock)
+    assert summary["seconds"] == sum(r["duration_s"] for r in BODY["results"] if r["step"].startswith("entry-"))
 
 
 def test_stats_count_records_reached_from_their_entry_point(tmp_path):
