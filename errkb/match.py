@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from rapidfuzz import fuzz, process
 
-from errkb import candidates, templates
+from errkb import candidates, refusals, templates
 from errkb.candidates import tokens
 from errkb.paste import Paste, message_text_with_info, parse
 
@@ -396,6 +396,7 @@ class MatchIndex:
             hits += self._fuzzy(tried, lines)
         if notices := [hit[2] for hit in hits if hit[0].notice]:
             hits = _outside_notices(hits, notices, paste.text)
+        hits = refusals.weigh_reasons(hits, paste.text)
         ranked = self._rank(hits, paste, limit) if hits else []
         if ranked or exhaustive:
             return paste, ranked

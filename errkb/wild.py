@@ -118,7 +118,8 @@ def libraries_of(packages: set[str], backends: set[str] = frozenset()) -> set[st
 
 
 def judge(label: Label, text: str, got: list[Match], speaks_for: dict[str, set[str]]) -> str:
-    """A match is right when its span overlaps the labelled line (or it matched text that the
+    """A match is right when its span overlaps the labelled line (a line ending in a colon takes
+    in the lines it announces, see `_listing_end`; or it matched text that the
     labelled line repeats, or the labelled line is itself an instance of its template: the same
     error printed twice, once in a summary line) and it is about the labelled library: by the
     packages its template occurs in, or for a record by its backends and evidence."""
@@ -128,13 +129,28 @@ def judge(label: Label, text: str, got: list[Match], speaks_for: dict[str, set[s
         return "abstained"
     top = got[0]
     start = text.find(label.message)
-    overlaps = start >= 0 and top.span[0] < start + len(label.message) and start < top.span[1]
+    end = start + len(label.message) if start < 0 or not label.message.rstrip().endswith(":") else _listing_end(text, start)
+    overlaps = start >= 0 and top.span[0] < end and start < top.span[1]
     # the same message printed again (a warning repeated before the final exception) counts too
     overlaps = overlaps or len(top.matched_text.strip()) >= 8 and top.matched_text.strip() in label.message
     overlaps = overlaps or templates.Finder(top.template).search(label.message) is not None
     libraries = libraries_of(set(top.packages)) | speaks_for.get(top.id, set())
     about = label.library == "other" or label.library in libraries
     return "right" if overlaps and about else "wrong"
+
+
+def _listing_end(text: str, start: int) -> int:
+    """Where a message that ends in a colon ("No operator found ... with inputs:") stops: it
+    announces the lines below it (inputs, each kernel's reasons), which are part of the same
+    message, up to a blank line or the next traceback."""
+    at = text.find("\n", start)
+    while at >= 0:
+        nxt = text.find("\n", at + 1)
+        line = text[at + 1:nxt if nxt >= 0 else len(text)]
+        if not line.strip() or line.lstrip().startswith(("Traceback ", 'File "')):
+            return at
+        at = nxt
+    return len(text)
 
 
 def evaluate(index: MatchIndex, wild_dir: Path = WILD_DIR) -> list[Outcome]:

@@ -84,3 +84,26 @@ def test_the_judge_takes_the_same_error_printed_on_another_line():
     assert wild.judge(label, text, [match], {"r": {"sgl-kernel"}}) == "right"
     other = Match("r", "record", 0.9, (15, 57), text[15:57], {}, "undefined reference to {symbol}", [], {})
     assert wild.judge(label, text, [other], {"r": {"sgl-kernel"}}) == "wrong"
+
+
+def test_the_judge_takes_a_line_that_the_labelled_line_announces():
+    """A message ending in a colon goes on below it (xFormers lists each kernel's reasons): a
+    match on one of those lines is on the labelled message; one past the blank line is not."""
+    from errkb.match import Match
+
+    text = ("NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+            "     query       : shape=(1, 2, 1, 40) (torch.float32)\n"
+            "`cutlassF` is not supported because:\n"
+            "    device=cpu (supported: {'cuda'})\n"
+            "\n"
+            "device=cpu (supported: {'cuda'}) printed again\n")
+    label = wild.Label("f.txt", "https://github.com/o/r/issues/1", True, text.splitlines()[0], "xformers", "other", "")
+    reason = text.index("device=cpu")
+    inside = Match("r", "record", 1.0, (reason, reason + 10), text[reason:reason + 10], {}, "device={d} x", [], {})
+    assert wild.judge(label, text, [inside], {"r": {"xformers"}}) == "right"
+    later = text.rindex("device=cpu")
+    outside = Match("r", "record", 1.0, (later, later + 10), text[later:later + 10], {}, "device={d} x", [], {})
+    assert wild.judge(label, text, [outside], {"r": {"xformers"}}) == "wrong"
+    plain = wild.Label("f.txt", "https://github.com/o/r/issues/1", True, "     query       : shape=(1, 2, 1, 40) (torch.float32)",
+                       "xformers", "other", "")
+    assert wild.judge(plain, text, [inside], {"r": {"xformers"}}) == "wrong"

@@ -1,0 +1,51 @@
+"""Which reason of xFormers' refusal listing decided it (errkb/refusals.py), and the ranking
+that follows from it."""
+
+from errkb import refusals
+from errkb.match import MatchIndex
+
+# The shape xformers 0.0.16-0.0.23 printed for CPU float32 inputs (reasons as in its common.py).
+LISTING = """NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:
+     query       : shape=(8, 1024, 1, 64) (torch.float32)
+     key         : shape=(8, 1024, 1, 64) (torch.float32)
+     value       : shape=(8, 1024, 1, 64) (torch.float32)
+     attn_bias   : <class 'NoneType'>
+     p           : 0.0
+`cutlassF` is not supported because:
+    device=cpu (supported: {'cuda'})
+`flshattF` is not supported because:
+    device=cpu (supported: {'cuda'})
+    dtype=torch.float32 (supported: {torch.bfloat16, torch.float16})
+`smallkF` is not supported because:
+    max(query.shape[-1] != value.shape[-1]) > 32
+    unsupported embed per head: 64
+"""
+
+
+def lines_of(spans, text=LISTING):
+    return [text[a:b].strip() for a, b in spans]
+
+
+def test_the_cutlass_reason_and_the_reasons_of_every_kernel_decide():
+    deciding, incidental = refusals.reason_spans(LISTING)
+    assert lines_of(deciding) == ["device=cpu (supported: {'cuda'})"] * 2
+    assert lines_of(incidental) == ["dtype=torch.float32 (supported: {torch.bfloat16, torch.float16})",
+                                    "max(query.shape[-1] != value.shape[-1]) > 32", "unsupported embed per head: 64"]
+
+
+def test_one_block_alone_decides_nothing():
+    one = LISTING.split("`flshattF`")[0]
+    assert refusals.reason_spans(one) == ([], [])
+
+
+def test_a_block_ends_at_a_blank_line_or_a_traceback():
+    text = LISTING.replace("    unsupported embed per head: 64\n", "\nTraceback (most recent call last):\n")
+    _, incidental = refusals.reason_spans(text)
+    assert lines_of(incidental, text) == ["dtype=torch.float32 (supported: {torch.bfloat16, torch.float16})",
+                                          "max(query.shape[-1] != value.shape[-1]) > 32"]
+
+
+def test_the_deciding_reason_goes_first_and_the_incidental_one_last(dataset):
+    got = [m.id for m in MatchIndex(dataset).match(LISTING, limit=5)]
+    assert got[:2] == ["xformers-inputs-on-cpu", "xformers-no-operator-found"]
+    assert got.index("xformers-head-dim-above-kernel-limit") > got.index("xformers-no-operator-found")
