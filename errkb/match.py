@@ -657,11 +657,16 @@ def _printed_after(pattern: re.Pattern[str], text: str, m: re.Match[str], listed
 _FILE_BEFORE = re.compile(r"(\S+?\.(?:so|pyd|dll)(?:\.\d+)*)[:\s]*\Z")
 
 
+_INSTALL_DIR = re.compile(r".*[/\\](?:site|dist)-packages[/\\]")
+
+
 def _file_named_before(text: str, start: int) -> str | None:
-    """The file the line names just before offset `start` (the failing shared object), or None."""
+    """The file the line names just before offset `start` (the failing shared object), or None.
+    Inside an installed environment only its path below site-packages counts: the folders above
+    it are the user's (`/opt/vllm/lib64/.../lmcache/c_ops.so` is LMCache's, not vLLM's)."""
     line_start = text.rfind("\n", 0, start) + 1
     m = _FILE_BEFORE.search(text, line_start, start)
-    return m.group(1) if m else None
+    return _INSTALL_DIR.sub("", m.group(1)) if m else None
 
 
 _PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")

@@ -322,6 +322,10 @@ def test_a_record_with_failing_file_stays_out_of_another_librarys_extension(inde
     assert top(index, symbol).id == "torch-extension-undefined-symbol"  # no file named: answered as before
     quoted = "WARNING x] Failed to import from vllm._core_C with ImportError('/opt/x/vllm/_core_C.abi3.so: undefined"
     assert match._file_named_before(quoted, quoted.index("undefined")) == "ImportError('/opt/x/vllm/_core_C.abi3.so"
+    # the folders above site-packages are the user's: an environment named vllm holds LMCache here
+    lmcache = "ImportError: /opt/vllm/lib64/python3.12/site-packages/lmcache/c_ops.cpython-312-x86_64-linux-gnu.so: "
+    assert "torch-extension-undefined-symbol" not in [m.id for m in index.match(lmcache + symbol)]
+    assert match._file_named_before(lmcache + symbol, len(lmcache)) == "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so"
 
 
 def test_a_bare_triton_site_needs_attention_code_in_the_paste(index):
