@@ -2,8 +2,8 @@
 Markdown shell blocks and notebooks (lint/documents.py), and training configs (lint/training_configs.py).
 
 Each file becomes Launches (launch.py): `vllm serve ...`, `python -m vllm.entrypoints.openai.api_server
-...`, `python -m sglang.launch_server ...`, `sglang serve ...` with their options, and VLLM_*
-variables from `export`/`VAR=... cmd`/`ENV`/`env:`/`environment:`. Shell words are split with
+...`, `python -m sglang.launch_server ...`, `sglang serve ...` and `docker run ... vllm/vllm-openai ...`
+with their options, and VLLM_* variables from `export`/`VAR=... cmd`/`ENV`/`env:`/`environment:`. Shell words are split with
 shlex; every word is then found again in the original text, from where the previous one ended, so
 a finding points at the line and column of the word in the file (a word whose quoting changed its
 text points at the position after the previous word). The configuration rules check the Launches.
@@ -128,7 +128,59 @@ def _command_launches(words: list[tuple[str, Span]]) -> list[Launch]:
         launch = parse_options(found[0], words[k:], found[1], found[2])
         launch.env.update(env)
         return [launch]
+    launch = _docker_run(words[k:])
+    if launch is not None:
+        return [launch]
     return [got for name, s in env.items() if (got := env_launch(name, s.value, s.anchor))]
+
+
+# vLLM's OpenAI server image; its entrypoint is the server (`python3 -m vllm.entrypoints.openai.api_server`
+# in vllm's docker/Dockerfile, `vllm serve` in later ones), so what follows the image are its options
+_VLLM_IMAGE = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*vllm/vllm-openai(?::[\w.-]+)?(?:@sha256:[0-9a-f]+)?$")
+_RUNNERS = ("docker", "podman", "nerdctl")
+
+
+def _docker_run(words: list[tuple[str, Span]]) -> Launch | None:
+    """`docker run [options] vllm/vllm-openai[:TAG] [server options]`: a vLLM launch whose options
+    are the words after the image, with the container environment of `-e/--env NAME=value` and the
+    version of the image's tag. The image is the first word after `run` that names it (an option's
+    value never does); an `--entrypoint` before it runs something else, so nothing is read."""
+    values = [w for w, _ in words]
+    start = None
+    for i, v in enumerate(values):
+        if v.rsplit("/", 1)[-1] in _RUNNERS:
+            j = i + 2 if values[i + 1:i + 2] == ["container"] else i + 1
+            if values[j:j + 1] == ["run"]:
+                start = j + 1
+            break
+    if start is None:
+        return None
+    env: dict[str, Setting] = {}
+    i = start
+    while i < len(values):
+        v = values[i]
+        if _VLLM_IMAGE.match(v):
+            break
+        if v == "--entrypoint" or v.startswith("--entrypoint="):
+            return None
+        pair = None
+        if v in ("-e", "--env") and i + 1 < len(values):
+            i += 1
+            pair = words[i]
+        elif v.startswith("--env="):
+            pair = (v[len("--env="):], value_part(words[i][1], len("--env=")))
+        m = _ASSIGN.match(pair[0]) if pair else None
+        if m:
+            env[m.group(1)] = Setting(shell_value(m.group(2)), value_part(pair[1], len(m.group(1)) + 1), m.group(1))
+        i += 1
+    else:
+        return None
+    launch = parse_options("vllm", words, i + 1, "docker run vllm/vllm-openai")
+    launch.env.update(env)
+    anchor = words[i][1]
+    where = f"line {anchor.line}" if isinstance(anchor, Span) else "the command"
+    launch.versions.update(container_versions(values[i], where))
+    return launch
 
 
 # ------------------------------------------------------------------ Dockerfile

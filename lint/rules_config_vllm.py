@@ -8,7 +8,7 @@ import difflib
 import json
 
 from errkb.lint import choices
-from errkb.lint.launch import ConfigRule, target_release, value_fix
+from errkb.lint.launch import ConfigRule, target_release, target_version, value_fix
 from errkb.lint.rule import Example, arch_major, register
 
 _BACKEND_KEYS = ("attention_backend", "attention_config.backend")
@@ -231,8 +231,10 @@ class VllmAttentionBackendFlagTooOld(ConfigRule):
 @register
 class VllmTritonFp8KvBeforeSm89(ConfigRule):
     """TRITON_ATTN with an FP8 KV cache (`kv_cache_dtype='fp8'`, `fp8_e4m3`, ...) on GPUs below
-    compute capability 8.9 (A100, A10, RTX 30xx): Triton has no native FP8 there, and vLLM's
-    Triton backend refuses the combination."""
+    compute capability 8.9 (A100, A10, RTX 30xx, T4, V100): Triton has no native FP8 there, and
+    vLLM's Triton backend refuses the combination. TRITON_ATTN need not be named: on a V100 (sm70)
+    it is the only backend a V1-only vLLM (0.12 and later) can pick, so a command line with an FP8
+    KV cache and no backend fails there too (reported for sm70 with a target vLLM from 0.12)."""
 
     CODE = "EKB604"
     NAME = "vllm-triton-fp8-kv-before-sm89"
@@ -240,16 +242,36 @@ class VllmTritonFp8KvBeforeSm89(ConfigRule):
     TOOL = "vllm"
     ARCH_DEPENDENT = True
     PREFILTER = tuple((kv, b"fp8", name) for kv in (b"kv_cache_dtype", b"kv-cache-dtype")
-                      for name in (b"TRITON_ATTN", b"triton_attn"))
-    HINT = "use --kv-cache-dtype auto/bfloat16 on {archs}, or another backend (FLASHINFER supports FP8 KV there)"
+                      for name in (b"TRITON_ATTN", b"triton_attn", b"vllm"))
+    HINT = "auto/bfloat16 on {archs}, or another backend (FLASHINFER supports FP8 KV there)"
+    HINT_PRE_AMPERE = "auto/float16 on {archs} (no bfloat16 below sm80)"
+    # The first release read that has only the V1 engine (VLLM_USE_V1 is no longer read: choices.json).
+    # On sm70 V1 picks from FLASH_ATTN (8.0+), FLASHINFER (7.5+), TRITON_ATTN and FLEX_ATTENTION, in
+    # that order (vllm/platforms/cuda.py), so TRITON_ATTN serves; vllm-project/vllm#35720 shows
+    # 0.16.0 doing so on a V100 with --kv-cache-dtype fp8. On sm75 FLASHINFER may take it instead.
+    IMPLICIT_FROM = "0.12.0"
     VALID = [
         Example(_PY + "LLM(model='m', attention_backend='TRITON_ATTN', kv_cache_dtype='fp8')", archs=("sm90",)),
         _PY + "LLM(model='m', attention_backend='TRITON_ATTN', kv_cache_dtype='auto')",
+        # no backend named: judged only on sm70, with a V1-only target, on a command line
+        Example("vllm serve m --kv-cache-dtype fp8\n", path="run.sh", archs=("sm70",)),
+        Example("vllm serve m --kv-cache-dtype fp8\n", path="run.sh", archs=("sm70",),
+                versions=(("vllm", "0.11.0"),)),
+        Example("vllm serve m --kv-cache-dtype fp8\n", path="run.sh", archs=("sm75",),
+                versions=(("vllm", "0.16.0"),)),
+        Example("vllm serve m --kv-cache-dtype fp8 --attention-backend $BACKEND\n", path="run.sh", archs=("sm70",),
+                versions=(("vllm", "0.16.0"),)),
+        Example(_PY + "LLM(model='m', kv_cache_dtype='fp8')", archs=("sm70",), versions=(("vllm", "0.16.0"),)),
     ]
     INVALID = [
         Example(_PY + "LLM(model='m', attention_backend='TRITON_ATTN', kv_cache_dtype='fp8')", archs=("sm80", "sm90")),
         Example("vllm serve m --attention-backend triton_attn --kv-cache-dtype fp8_e4m3\n", path="run.sh",
                 archs=("sm86",)),
+        Example("vllm serve m --kv-cache-dtype fp8\n", path="run.sh", archs=("sm70",),
+                versions=(("vllm", "0.16.0"),)),
+        # the official image runs the OpenAI server: what follows the image is its options (and the tag its version)
+        Example("docker run --gpus=all -p 8000:8000 vllm/vllm-openai:v0.16.0 \\\n    --model m --kv-cache-dtype fp8\n",
+                path="run.sh", archs=("sm70",)),
     ]
 
     def check_launch(self, launch, ctx):
@@ -259,6 +281,31 @@ class VllmTritonFp8KvBeforeSm89(ConfigRule):
         backends = [s.text.upper().removesuffix("_VLLM_V1") for s, _ in backend_settings(launch)]
         old = [a for a in ctx.archs if (arch_major(a), int(a[2:]) % 10) < (8, 9)]
         if "TRITON_ATTN" in backends and old:
-            cap = f"{arch_major(old[0])}.{int(old[0][2:]) % 10}"
-            yield self.at(kv, dev=f"an {old[0]} GPU", cap_str=cap, suggested="bfloat16",
-                          hint=self.HINT.format(archs=", ".join(old)))
+            yield self._report(kv, old)
+            return
+        note = self._triton_by_default(launch, ctx)
+        if note is not None:
+            yield self._report(kv, ["sm70"], f"; no backend is named, and TRITON_ATTN is the only one vLLM "
+                                             f"{self.IMPLICIT_FROM}+ can pick on sm70{note}")
+
+    def _triton_by_default(self, launch, ctx) -> str | None:
+        """The hint's target note when no backend is set anywhere on a command line, sm70 is
+        targeted and the target vLLM is V1-only; None otherwise."""
+        if launch.form != "cli" or "sm70" not in ctx.archs or _ENV in launch.env \
+                or any(k in launch.settings for k in (*_BACKEND_KEYS, "attention_config")):
+            return None
+        rel, note = target_release(ctx, "vllm", launch)
+        version = target_version(ctx, "vllm", launch)
+        if rel is None or choices.version_key(version) < choices.version_key(self.IMPLICIT_FROM):
+            return None
+        return note
+
+    def _report(self, kv, old, extra: str = ""):
+        major = arch_major(old[0])
+        cap = f"{major}.{int(old[0][2:]) % 10}"
+        pre = [a for a in old if arch_major(a) < 8]  # no bfloat16 there (and no FlashInfer on sm70)
+        ampere = [a for a in old if a not in pre]
+        parts = ([self.HINT_PRE_AMPERE.format(archs=", ".join(pre))] if pre else []) + \
+            ([self.HINT.format(archs=", ".join(ampere))] if ampere else [])
+        return self.at(kv, dev=f"an {old[0]} GPU", cap_str=cap, suggested="float16" if major < 8 else "bfloat16",
+                       hint="use --kv-cache-dtype " + "; ".join(parts) + extra)

@@ -273,3 +273,38 @@ def test_vllm_use_v1_by_release(tmp_path, monkeypatch, capsys):
         message = found[0]["message"]
         assert "Unknown vLLM environment variable detected: VLLM_USE_V1" in message and "0.7.3-0.11.0" in message
         assert ("ignores it without this warning" in message) == silent
+
+
+def test_docker_run_of_the_vllm_image(tmp_path, monkeypatch, capsys):
+    """`docker run ... vllm/vllm-openai[:TAG] OPTIONS`: the image's entrypoint is the OpenAI server,
+    so the words after the image are its options, `-e/--env NAME=value` before it the container's
+    environment, and the tag the target version (fifth held-out round, vllm-project/vllm#35720)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.sh").write_text(
+        "sudo docker run -it --rm -v ~/.cache:/root/.cache --gpus=all -e VLLM_ATTENTION_BACKEND=FLASH_ATTN_V2 \\\n"
+        "    vllm/vllm-openai:v0.8.5 --model m\n"
+        "docker run --env=VLLM_USE_V1=1 -p 8000:8000 docker.io/vllm/vllm-openai:v0.16.0 m --attention-backend sdpa\n"
+        "podman container run vllm/vllm-openai:v0.11.0 --model m --attention-backend FLASHINFER\n"
+        "docker run --entrypoint bash vllm/vllm-openai:v0.16.0 -c 'echo --attention-backend sdpa'\n"
+        "docker run myorg/server:1 --attention-backend sdpa\n"
+        "docker pull vllm/vllm-openai:v0.16.0 --attention-backend sdpa\n"
+    )
+    rc, found, _ = _run(capsys, "run.sh", "--select", "EKB6")
+    got = [(f["line"], f["col"], f["rule"]) for f in found]
+    assert got == [(1, 88, "EKB601"), (3, 30, "EKB602"), (3, 102, "EKB601"), (4, 77, "EKB603")]
+    by = {(f["line"], f["rule"]): f["message"] for f in found}
+    assert "[target vllm 0.8.5: image vllm/vllm-openai:v0.8.5 at line 2]" in by[(1, "EKB601")]
+    assert "[target vllm 0.11.0: image vllm/vllm-openai:v0.11.0 at line 4]" in by[(4, "EKB603")]
+
+
+def test_triton_fp8_kv_below_sm80_suggests_float16(tmp_path, monkeypatch, capsys):
+    """Below sm80 there is no bfloat16: the finding repeats vLLM's own advice for those GPUs
+    (float16), and the hint offers FlashInfer only for the Ampere archs."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.sh").write_text("vllm serve m --attention-backend TRITON_ATTN --kv-cache-dtype fp8\n")
+    _, found, _ = _run(capsys, "run.sh", "--gpu-arch", "sm70,sm86")
+    message = found[0]["message"]
+    assert "on an sm70 GPU (compute capability 7.0)" in message and "Re-run with --kv-cache-dtype float16." in message
+    assert "auto/float16 on sm70" in message and "auto/bfloat16 on sm86, or another backend" in message
+    _, found, _ = _run(capsys, "run.sh", "--gpu-arch", "sm86")
+    assert "Re-run with --kv-cache-dtype bfloat16." in found[0]["message"] and "auto/float16" not in found[0]["message"]

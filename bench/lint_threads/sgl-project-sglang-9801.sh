@@ -1,0 +1,2 @@
+# source: https://github.com/sgl-project/sglang/pull/9801 (first post), query 8, rank 5
+SGLANG_CUTLASS_MOE=1 python3 -m sglang.launch_server --tokenizer-path deepseek-ai/DeepSeek-R1-0528 --trust-remote-code --enable-dp-attention --disable-radix-cache  --mem-fraction-static 0.8 --model-path=deepseek-ai/DeepSeek-R1-0528 --host 0.0.0.0 --port 8000 --tensor-parallel-size=8 --data-parallel-size=8  --attention-backend trtllm_mla 
