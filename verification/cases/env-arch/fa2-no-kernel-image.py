@@ -8,6 +8,7 @@ word for word. The fix step calls the build made for this GPU, the record's "bui
 your architecture"; the last fix, PyTorch's SDPA, runs on any GPU torch supports."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -17,6 +18,7 @@ BACKEND = "flash-attn"
 REQUIRES = {"cuda": True, "arch": "sm90+", "packages": ["torch"]}
 STEP_REQUIRES = {"fix_2": {"cuda": True, "arch": "sm90+", "packages": ["flash_attn", "flash_attn_2_cuda"]}}
 TIMEOUT = 300
+FINAL_ERROR = re.compile(r"((?:torch\.)?(?:Runtime|Accelerator)Error): (.*)")
 SITE_VARIABLE = "ERRKB_FA2_SM80_SITE"  # set by flash-attn-install.sh when .gpu/fa-sm80 is carried
 
 CHILD = """
@@ -36,9 +38,11 @@ def _call_foreign_build(ctx):
     env = dict(os.environ, PYTHONPATH=site)
     child = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=240)
     ctx.note("child imported " + (child.stdout.strip().splitlines() or ["nothing"])[0])
-    errors = [line for line in child.stderr.splitlines() if line.startswith("RuntimeError: ")]
+    # torch 2.9+ prints its CUDA errors as torch.AcceleratorError (a RuntimeError), older ones as RuntimeError
+    errors = [m for line in child.stderr.splitlines() if (m := FINAL_ERROR.match(line))]
     if errors:
-        raise RuntimeError(errors[-1][len("RuntimeError: "):])
+        ctx.note(f"child raised {errors[-1].group(1)}")
+        raise RuntimeError(errors[-1].group(2))
     ctx.note(f"child exit status {child.returncode}; stderr tail: {child.stderr[-800:]!r}")
 
 
