@@ -53,7 +53,8 @@ def format_record(d: dict, fmt: str = "text") -> str:
 def format_explained(hits: list[Explained]) -> str:
     """Matches as text (their JSON is what POST /v1/match answers)."""
     if not hits:
-        return "No known attention-backend error found in this text."
+        return ("No known attention-backend error found in this text.\n"
+                "A bare CUDA error line does not say which library raised it: paste the whole traceback or log.")
     out = []
     for hit in hits:
         m = hit.match

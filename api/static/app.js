@@ -187,7 +187,7 @@ async function lookup(text) {
     if (mine !== lookups) return;
     if (!resp.ok) { status.textContent = body.detail || ("Error " + resp.status); return; }
     const matches = body.matches;
-    if (!matches.length) { status.textContent = "No known error found in this text."; return; }
+    if (!matches.length) { status.textContent = "No known error found in this text. A bare CUDA error line does not say which library raised it: paste the whole traceback or log."; return; }
     status.textContent = matches.length === 1 ? "1 match" : matches.length + " matches, best first";
     matches.forEach((m, i) => results.append(m.kind === "record" ? renderRecord(m, i, matches) : renderSite(m, i, matches)));
   } catch (err) {
