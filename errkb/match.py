@@ -55,6 +55,9 @@ GENERIC_MESSAGES = frozenset({
     "takes positional arguments but were given", "is not supported", "not supported",
     "must be a CUDA tensor", "must be on CUDA", "must be contiguous", "must be on the same device",
 })
+# Python's import errors: their wording never drifts and the module or name they quote is what
+# they say, so a fuzzy match (`No module named 'torch'` against `... 'torch.nn.attention'`) is another error.
+NAMED_IMPORTS = ("No module named", "cannot import name")
 # A warning whose own text says nothing failed: the program goes on (an optional dependency is
 # missing, a message below it is expected). Such a notice answers only through a record, and an
 # error it prints as caught (`Error caught was: {e}`) is part of the notice, not an error.
@@ -498,7 +501,8 @@ class MatchIndex:
         is the first with the highest of the two. Both scores are symmetric, so each line is
         compared with every literal in one call per scorer (rapidfuzz prepares the line once
         and loops in C) rather than each literal with every line."""
-        entries = [e for e in entries if len(e.literal) >= MIN_FUZZY_LITERAL]  # too little text to trust
+        # too little text to trust; or Python's own import wording, where the name is the message
+        entries = [e for e in entries if len(e.literal) >= MIN_FUZZY_LITERAL and not e.literal.startswith(NAMED_IMPORTS)]
         literals = [e.literal for e in entries]
         literal_words = [words(literal) for literal in literals]
         callees = [e.callees for e in entries]

@@ -415,3 +415,12 @@ def test_remote_code_that_needs_flash_attn_is_told_apart_from_other_missing_pack
             "environment: {0}. Run `pip install {1}`")
     assert top(index, line.format("flash_attn, einops", "flash_attn einops")).id == "transformers-remote-code-requires-flash-attn"
     assert index.match(line.format("einops", "einops")) == []
+
+
+def test_an_import_error_quoting_another_name_is_not_a_fuzzy_match(index):
+    """Python's import wording never drifts: the quoted name is the message, so `No module named
+    'torch'` (torch missing in a build's isolated environment) is not `... 'torch.nn.attention'`."""
+    assert index.match("no module named 'torch'\".") == []
+    assert index.match("ModuleNotFoundError: No module named 'torch'") == []
+    got = top(index, "ModuleNotFoundError: No module named 'torch.nn.attention'")
+    assert got is not None and got.id == "torch-nn-attention-module-not-found"
