@@ -274,11 +274,13 @@ def _walk_yaml(loc: _Locator, node, out: list[Launch]) -> None:
                     argv.append(item.value)
                     ranges.append(_scalar_range(loc, item))
     launches.extend(_argv_launches(loc, argv, ranges))
+    image = _image_of(fields)  # the container's (service's) image decides its version
+    if not launches and image is not None and (served := _image_options(loc, fields, image[0])) is not None:
+        launches.append(served)
     for launch in launches:
         launch.env.update({name: s for name, s in env})
     if not launches:
         launches = [got for name, s in env if (got := env_launch(name, s.value, s.anchor))]
-    image = _image_of(fields)  # the container's (service's) image decides its version
     if image is not None and launches:
         for package, got in container_versions(*image).items():
             for launch in launches:
@@ -288,6 +290,26 @@ def _walk_yaml(loc: _Locator, node, out: list[Launch]) -> None:
     for key, value in node.value:
         if key.value not in ("env", "environment", "command", "args", "entrypoint"):
             _walk_yaml(loc, value, out)
+
+
+def _image_options(loc: _Locator, fields: dict, image: str) -> Launch | None:
+    """A vllm/vllm-openai container or service that keeps the image's entrypoint (the OpenAI
+    server) and passes only options: compose's `command:` without `entrypoint:`, Kubernetes' `args:`
+    without `command:`. As `docker run IMAGE OPTIONS`; None for any other image or an override."""
+    import yaml
+
+    if not _VLLM_IMAGE.match(image) or "entrypoint" in fields or ("command" in fields and "args" in fields):
+        return None
+    node = fields.get("args", fields.get("command"))
+    if isinstance(node, yaml.ScalarNode):  # compose's string form: split as the shell would
+        start, stop = _scalar_range(loc, node)
+        words = _shell_words(loc.text[start:stop])
+        words = _locate(loc, words, start, stop) if words else None
+    elif isinstance(node, yaml.SequenceNode):
+        words = [(item.value, _scalar_span(loc, item)) for item in node.value if isinstance(item, yaml.ScalarNode)]
+    else:
+        return None
+    return parse_options("vllm", words, 0, "vllm/vllm-openai container") if words else None
 
 
 def _image_of(fields: dict) -> tuple[str, str] | None:

@@ -297,6 +297,49 @@ def test_docker_run_of_the_vllm_image(tmp_path, monkeypatch, capsys):
     assert "[target vllm 0.11.0: image vllm/vllm-openai:v0.11.0 at line 4]" in by[(4, "EKB603")]
 
 
+def test_compose_and_kubernetes_containers_of_the_vllm_image(tmp_path, monkeypatch, capsys):
+    """A vllm/vllm-openai service or container that keeps the image's entrypoint passes only the
+    server's options: compose's `command:` (string or list), Kubernetes' `args:`. An `entrypoint:`
+    (compose) or a `command:` beside `args:` (Kubernetes) runs something else: nothing is read."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n"
+        "  a:\n"
+        "    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: --model m --attention-backend FLASHINFER\n"
+        "  b:\n"
+        "    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: [\"--model\", \"m\", \"--attention-backend\", \"FLASHINFER\"]\n"
+        "  c:\n"
+        "    image: vllm/vllm-openai:v0.11.0\n"
+        "    entrypoint: [\"bash\", \"-c\"]\n"
+        "    command: [\"echo --attention-backend FLASHINFER\"]\n"
+        "  d:\n"
+        "    image: myorg/server:1\n"
+        "    command: --attention-backend FLASHINFER\n"
+    )
+    (tmp_path / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\n"
+        "kind: Deployment\n"
+        "spec:\n"
+        "  template:\n"
+        "    spec:\n"
+        "      containers:\n"
+        "        - name: server\n"
+        "          image: vllm/vllm-openai:v0.11.0\n"
+        "          args: [\"--model\", \"m\", \"--attention-backend\", \"FLASHINFER\"]\n"
+        "        - name: other\n"
+        "          image: vllm/vllm-openai:v0.11.0\n"
+        "          command: [\"python3\", \"tool.py\"]\n"
+        "          args: [\"--attention-backend\", \"FLASHINFER\"]\n"
+    )
+    rc, found, _ = _run(capsys, "compose.yaml", "--select", "EKB6")
+    assert [(f["line"], f["col"], f["rule"]) for f in found] == [(4, 44, "EKB603"), (7, 55, "EKB603")]
+    assert "[target vllm 0.11.0: image vllm/vllm-openai:v0.11.0 at line 3]" in found[0]["message"]
+    rc, found, _ = _run(capsys, "deploy.yaml", "--select", "EKB6")
+    assert [(f["line"], f["rule"]) for f in found] == [(9, "EKB603")]
+
+
 def test_triton_fp8_kv_below_sm80_suggests_float16(tmp_path, monkeypatch, capsys):
     """Below sm80 there is no bfloat16: the finding repeats vLLM's own advice for those GPUs
     (float16), and the hint offers FlashInfer only for the Ampere archs."""
