@@ -349,6 +349,12 @@ class MatchIndex:
         self.exact_candidates = candidates.exact_candidates(exact_plan(self.entries))
         self.weighted_candidates = candidates.weighted_candidates(weighted_plan(self.entries))
 
+    @cached_property
+    def evidence_breadth(self) -> dict[str, int]:
+        """How many packages each record's evidence names: a record about one library is more
+        specific than a generic one listing many (ranking's tie-break)."""
+        return {rid: len({e.package for e in refs}) for rid, refs in self.evidence_of.items()}
+
     @classmethod
     def assemble(cls, entries: Sequence[Entry], evidence_of: dict[str, tuple[EvidenceRef, ...]],
                  wrappers: frozenset[str], heads: list[tuple[str, int]], exact_candidates,
@@ -533,7 +539,7 @@ class MatchIndex:
         evidence counts only when the paste holds some of it, and then scores higher too."""
         best: dict[str, tuple] = {}
         pointed = paste.packages
-        evidence_of, file_evidence_of = self.evidence_of, self.file_evidence_of
+        evidence_of, file_evidence_of, breadth_of = self.evidence_of, self.file_evidence_of, self.evidence_breadth
         shows_attention = None
         for hit in hits:
             entry, score = hit[0], hit[1]
@@ -565,13 +571,14 @@ class MatchIndex:
                     own_hit = (*own_hit[:4], [*own_hit[4], f"the file that failed is {covered.package}'s ({covered.contains})"])
                 held = best.get(match_id)
                 if held is None or (held[0], held[1]) < (own_score, specificity):
-                    best[match_id] = (own_score, specificity, kind, own_hit, named is not None)
+                    best[match_id] = (own_score, specificity, kind, own_hit, breadth_of[match_id] if named else None)
         ranked = [item for item in best.items() if item[1][0] >= MIN_SCORE]
-        if len(ranked) > 1:  # at equal scores (capped at 1.0), named evidence goes first
+        if len(ranked) > 1:  # at equal scores (capped at 1.0), named evidence goes first, and of two
+            # records that name it, the one about fewer packages (FA2's own before the generic CUDA one)
             # a wrapper's message follows the record of the cause it prints, wherever both match
             wrappers = self.wrappers
             causes = any(k == "record" and i not in wrappers for i, (_, _, k, _, _) in ranked)
-            ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3), not item[1][4],
+            ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3), item[1][4] is None, item[1][4] or 0,
                                           item[1][2] != "record", -item[1][1], item[0]))
         return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, _) in ranked[:limit]]
 

@@ -424,3 +424,18 @@ def test_an_import_error_quoting_another_name_is_not_a_fuzzy_match(index):
     assert index.match("ModuleNotFoundError: No module named 'torch'") == []
     got = top(index, "ModuleNotFoundError: No module named 'torch.nn.attention'")
     assert got is not None and got.id == "torch-nn-attention-module-not-found"
+
+
+def test_of_two_records_naming_evidence_the_one_about_fewer_packages_goes_first(index):
+    """The generic CUDA arch records list every attention library as evidence; FA2's own names
+    only flash-attn, so it answers first where both match. Without any of that evidence (llama.cpp's
+    ggml kernels), neither answers."""
+    frames = ('  File "/x/site-packages/flash_attn/flash_attn_interface.py", line 1, in f\n'
+              "    out = flash_attn_2_cuda.fwd(q)\n")
+    for message, own in (("no kernel image is available for execution on the device", "fa2-no-kernel-image"),
+                         ("device kernel image is invalid", "fa2-device-kernel-image-invalid")):
+        got = [m.id for m in index.match(frames + "RuntimeError: CUDA error: " + message, limit=3)]
+        assert got[0] == own and got[1].startswith("cuda-"), got
+    ggml = ("CUDA error: device kernel image is invalid\n"
+            "  current device: 0, in function ggml_cuda_mul_mat_q at ggml/src/ggml-cuda/mmq.cu:129\n")
+    assert index.match(ggml) == []
