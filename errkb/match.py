@@ -55,9 +55,12 @@ GENERIC_MESSAGES = frozenset({
     "takes positional arguments but were given", "is not supported", "not supported",
     "must be a CUDA tensor", "must be on CUDA", "must be contiguous", "must be on the same device",
 })
-# Python's import errors: their wording never drifts and the module or name they quote is what
-# they say, so a fuzzy match (`No module named 'torch'` against `... 'torch.nn.attention'`) is another error.
-NAMED_IMPORTS = ("No module named", "cannot import name")
+# Wording fixed by Python or by PyTorch's TORCH_CHECK, where the quoted name or condition is what
+# the message says: it never drifts between releases, so a fuzzy match (`No module named 'torch'`
+# against `... 'torch.nn.attention'`, `Expected attn_bias.stride(1) == 0 to be true` against
+# `Expected is_sm80 ...`) is another error.
+FIXED_WORDING = re.compile(r"No module named|cannot import name|cannot access local variable|local variable .* referenced"
+                           r"|name '.*' is not defined|Expected .* to be true, but got false")
 # A warning whose own text says nothing failed: the program goes on (an optional dependency is
 # missing, a message below it is expected). Such a notice answers only through a record, and an
 # error it prints as caught (`Error caught was: {e}`) is part of the notice, not an error.
@@ -507,8 +510,8 @@ class MatchIndex:
         is the first with the highest of the two. Both scores are symmetric, so each line is
         compared with every literal in one call per scorer (rapidfuzz prepares the line once
         and loops in C) rather than each literal with every line."""
-        # too little text to trust; or Python's own import wording, where the name is the message
-        entries = [e for e in entries if len(e.literal) >= MIN_FUZZY_LITERAL and not e.literal.startswith(NAMED_IMPORTS)]
+        # too little text to trust; or fixed wording, where the name is the message
+        entries = [e for e in entries if len(e.literal) >= MIN_FUZZY_LITERAL and not FIXED_WORDING.match(e.literal)]
         literals = [e.literal for e in entries]
         literal_words = [words(literal) for literal in literals]
         callees = [e.callees for e in entries]

@@ -417,13 +417,16 @@ def test_remote_code_that_needs_flash_attn_is_told_apart_from_other_missing_pack
     assert index.match(line.format("einops", "einops")) == []
 
 
-def test_an_import_error_quoting_another_name_is_not_a_fuzzy_match(index):
+def test_fixed_wording_quoting_another_name_is_not_a_fuzzy_match(index):
     """Python's import wording never drifts: the quoted name is the message, so `No module named
     'torch'` (torch missing in a build's isolated environment) is not `... 'torch.nn.attention'`."""
     assert index.match("no module named 'torch'\".") == []
     assert index.match("ModuleNotFoundError: No module named 'torch'") == []
     got = top(index, "ModuleNotFoundError: No module named 'torch.nn.attention'")
     assert got is not None and got.id == "torch-nn-attention-module-not-found"
+    # the same for TORCH_CHECK's and Python's fixed wording around a condition or a variable
+    assert index.match("RuntimeError: Expected attn_bias.stride(1) == 0 to be true, but got false.") == []
+    assert index.match("UnboundLocalError: cannot access local variable 'load_Q' where it is not associated with a value") == []
 
 
 def test_of_two_records_naming_evidence_the_one_about_fewer_packages_goes_first(index):
