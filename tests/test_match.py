@@ -425,8 +425,9 @@ def test_fixed_wording_quoting_another_name_is_not_a_fuzzy_match(index):
     got = top(index, "ModuleNotFoundError: No module named 'torch.nn.attention'")
     assert got is not None and got.id == "torch-nn-attention-module-not-found"
     # the same for TORCH_CHECK's and Python's fixed wording around a condition or a variable
-    assert index.match("RuntimeError: Expected attn_bias.stride(1) == 0 to be true, but got false.") == []
-    assert index.match("UnboundLocalError: cannot access local variable 'load_Q' where it is not associated with a value") == []
+    # (names no record has: the exact `attn_bias.stride(1) == 0` and `'load_Q'` lines have records of their own)
+    assert index.match("RuntimeError: Expected attn_bias.stride(0) == 1 to be true, but got false.") == []
+    assert index.match("UnboundLocalError: cannot access local variable 'load_K' where it is not associated with a value") == []
 
 
 def test_of_two_records_naming_evidence_the_one_about_fewer_packages_goes_first(index):
