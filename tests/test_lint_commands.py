@@ -12,6 +12,8 @@ import pytest
 from errkb.cli import main
 from errkb.lint.rule import all_rules
 
+K8S_CONTAINERS = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
+
 FILES = {
     "serve.sh": (
         "#!/bin/sh\n"
@@ -34,12 +36,7 @@ FILES = {
         "    command: [\"python3\", \"-m\", \"sglang.launch_server\", \"--attention-backend\", \"sdpa\"]\n"
     ),
     "k8s/deploy.yml": (
-        "apiVersion: apps/v1\n"
-        "kind: Deployment\n"
-        "spec:\n"
-        "  template:\n"
-        "    spec:\n"
-        "      containers:\n"
+        K8S_CONTAINERS +
         "        - name: server\n"
         "          command: [\"/bin/sh\", \"-c\"]\n"
         "          args:\n"
@@ -319,12 +316,7 @@ def test_compose_and_kubernetes_containers_of_the_vllm_image(tmp_path, monkeypat
         "    command: --attention-backend FLASHINFER\n"
     )
     (tmp_path / "deploy.yaml").write_text(
-        "apiVersion: apps/v1\n"
-        "kind: Deployment\n"
-        "spec:\n"
-        "  template:\n"
-        "    spec:\n"
-        "      containers:\n"
+        K8S_CONTAINERS +
         "        - name: server\n"
         "          image: vllm/vllm-openai:v0.11.0\n"
         "          args: [\"--model\", \"m\", \"--attention-backend\", \"FLASHINFER\"]\n"
