@@ -59,8 +59,8 @@ GENERIC_MESSAGES = frozenset({
 # the message says: it never drifts between releases, so a fuzzy match (`No module named 'torch'`
 # against `... 'torch.nn.attention'`, `Expected attn_bias.stride(1) == 0 to be true` against
 # `Expected is_sm80 ...`) is another error.
-FIXED_WORDING = re.compile(r"No module named|cannot import name|cannot access local variable|local variable .* referenced"
-                           r"|name '.*' is not defined|Expected .* to be true, but got false")
+FIXED_WORDING = re.compile(r"No module named|cannot import name|cannot access local variable"
+                           r"|local variable .* referenced|name '.*' is not defined|Expected .* to be true, but got false")
 # A warning whose own text says nothing failed: the program goes on (an optional dependency is
 # missing, a message below it is expected). Such a notice answers only through a record, and an
 # error it prints as caught (`Error caught was: {e}`) is part of the notice, not an error.
@@ -581,7 +581,8 @@ class MatchIndex:
             # a wrapper's message follows the record of the cause it prints, wherever both match
             wrappers = self.wrappers
             causes = any(k == "record" and i not in wrappers for i, (_, _, k, _, _) in ranked)
-            ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3), item[1][4] is None, item[1][4] or 0,
+            ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3),
+                                          item[1][4] is None, item[1][4] or 0,
                                           item[1][2] != "record", -item[1][1], item[0]))
         return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, _) in ranked[:limit]]
 

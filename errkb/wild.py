@@ -129,7 +129,8 @@ def judge(label: Label, text: str, got: list[Match], speaks_for: dict[str, set[s
         return "abstained"
     top = got[0]
     start = text.find(label.message)
-    end = start + len(label.message) if start < 0 or not label.message.rstrip().endswith(":") else _listing_end(text, start)
+    announces = start >= 0 and label.message.rstrip().endswith(":")
+    end = _listing_end(text, start) if announces else start + len(label.message)
     overlaps = start >= 0 and top.span[0] < end and start < top.span[1]
     # the same message printed again (a warning repeated before the final exception) counts too
     overlaps = overlaps or len(top.matched_text.strip()) >= 8 and top.matched_text.strip() in label.message
