@@ -56,6 +56,9 @@ def weigh_reasons(hits: list[tuple], text: str) -> list[tuple]:
     out = []
     for hit in hits:
         start = hit[2][0]
+        if not any(a <= start < b for a, b in deciding + incidental):
+            hit = _moved_to_a_listing(hit, text, deciding)  # a cut-off listing pasted above the whole one
+            start = hit[2][0]
         if any(a <= start < b for a, b in deciding):
             why = "a reason the CUTLASS kernel or every kernel gave: the one that decided it"
             hit = (hit[0], hit[1] + DECIDING_BONUS, hit[2], hit[3], [*hit[4], why])
@@ -64,3 +67,12 @@ def weigh_reasons(hits: list[tuple], text: str) -> list[tuple]:
             hit = (hit[0], hit[1] - INCIDENTAL_PENALTY, hit[2], hit[3], [*hit[4], why])
         out.append(hit)
     return out
+
+
+def _moved_to_a_listing(hit: tuple, text: str, deciding: list[tuple[int, int]]) -> tuple:
+    """The hit again on a deciding reason line, the last one printed (a paste that opens with the
+    tail of one refusal listing and then holds a whole one); else as it was."""
+    for a, b in reversed(deciding):
+        if (m := hit[0].pattern.search(text, a, b)) is not None:
+            return (hit[0], hit[1], m.span(), hit[3], hit[4])
+    return hit

@@ -49,3 +49,21 @@ def test_the_deciding_reason_goes_first_and_the_incidental_one_last(dataset):
     got = [m.id for m in MatchIndex(dataset).match(LISTING, limit=5)]
     assert got[:2] == ["xformers-inputs-on-cpu", "xformers-no-operator-found"]
     assert got.index("xformers-head-dim-above-kernel-limit") > got.index("xformers-no-operator-found")
+
+
+def test_a_reason_printed_above_every_header_moves_to_the_last_listing(dataset):
+    """A paste that opens with the tail of one listing (its first reasons headless) and then holds a
+    whole one: the record answers on the deciding line of the last listing, the one that raised."""
+    tail = ("    requires device with capability == (8, 0) but your GPU has capability (12, 0) (too new)\n"
+            "`cutlassF-pt` is not supported because:\n"
+            "    requires device with capability <= (9, 0) but your GPU has capability (12, 0) (too new)\n")
+    whole = ("NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+             "     query       : shape=(1, 426, 32, 128) (torch.float32)\n"
+             "`fa2F@2.8.3` is not supported because:\n"
+             "    dtype=torch.float32 (supported: {torch.float16, torch.bfloat16})\n"
+             "`cutlassF-pt` is not supported because:\n"
+             "    requires device with capability <= (9, 0) but your GPU has capability (12, 0) (too new)\n")
+    text = tail + whole
+    got = MatchIndex(dataset).match(text, limit=1)[0]
+    assert got.id == "xformers-gpu-too-new-for-kernels"
+    assert got.span[0] == text.rindex("requires device with capability <= (9, 0)")
