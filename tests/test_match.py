@@ -16,6 +16,11 @@ def top(index, text):
     return hits[0] if hits else None
 
 
+def frame(path: str, line: int, function: str, source: str = "") -> str:
+    """One traceback frame as Python prints it, with the source line under it when given."""
+    return f'  File "{path}", line {line}, in {function}\n' + (f"    {source}\n" if source else "")
+
+
 def test_a_bare_message_finds_its_record(index):
     hit = top(index, "AssertionError: SplitKV not supported on SM 9.0")
     assert hit.kind == "record" and "splitkv" in hit.id
@@ -153,8 +158,8 @@ def test_a_site_repeating_pythons_own_message_needs_frames_in_its_package(index)
     # flash-attn-4's module __getattr__ raises Python's "module ... has no attribute ..." text
     text = "AttributeError: module 'comfy_kitchen' has no attribute 'int8_attention_is_available'"
     assert index.match(text) == []
-    traced = ('  File "/venv/lib/python3.12/site-packages/flash_attn/cute/flash_fwd.py", line 1249, in __getattr__\n'
-              "AttributeError: module 'flash_attn.cute.flash_fwd' has no attribute 'FlashFwdSm200'")
+    traced = (frame("/venv/lib/python3.12/site-packages/flash_attn/cute/flash_fwd.py", 1249, "__getattr__")
+              + "AttributeError: module 'flash_attn.cute.flash_fwd' has no attribute 'FlashFwdSm200'")
     hit = top(index, traced)
     assert hit is not None and hit.id.startswith("flash-attn-4:") and "traceback frames point to" in " ".join(hit.why)
 
@@ -297,8 +302,8 @@ def test_a_notice_answers_nothing_and_neither_does_the_error_it_caught(index):
     assert index.match("[2025-06-27 18:51:41] The following error message 'operation scheduled before its operands'"
                        " can be ignored.") == []
     # the same error not caught by a notice answers (here with the xformers frame its record asks for)
-    raised = ('  File "/venv/lib/python3.10/site-packages/xformers/ops/fmha/triton_splitk.py", line 5, in <module>\n'
-              "ModuleNotFoundError: No module named 'triton'\n")
+    raised = (frame("/venv/lib/python3.10/site-packages/xformers/ops/fmha/triton_splitk.py", 5, "<module>")
+              + "ModuleNotFoundError: No module named 'triton'\n")
     assert top(index, raised).id == "triton-module-not-found"
     assert index.match(raised.replace("ModuleNotFoundError", notice + "ModuleNotFoundError")) != []
     notices = [e for e in index.entries if e.notice]
@@ -334,8 +339,7 @@ def test_a_bare_triton_site_needs_attention_code_in_the_paste(index):
     error = ("RuntimeError: Internal Triton PTX codegen error: \n"
              "ptxas /tmp/fileTRGV2e, line 70; fatal   : Parsing error near ':': syntax error\n")
     assert index.match(error) == []
-    traced = ('  File "/venv/lib/python3.10/site-packages/vllm/attention/ops/prefix_prefill.py", line 800, in context_attention_fwd\n'
-              + error)
+    traced = frame("/venv/lib/python3.10/site-packages/vllm/attention/ops/prefix_prefill.py", 800, "context_attention_fwd") + error
     hit = top(index, traced)
     assert hit is not None and hit.id.startswith("triton:")
     # SGLang's model runner is harvested whole; its model registry error is not an attention one
@@ -366,8 +370,8 @@ def test_a_missing_triton_answers_only_with_attention_code_in_sight(index):
     listing = ("Found comfy_kitchen backend triton: {'available': False, 'unavailable_reason': "
                "\"ImportError: No module named 'triton'\"}\nUsing pytorch attention\n")
     assert index.match(listing) == []
-    traced = ('  File "/venv/lib/python3.11/site-packages/flash_attn/ops/triton/rotary.py", line 6, in <module>\n'
-              "    import triton\nModuleNotFoundError: No module named 'triton'\n")
+    traced = (frame("/venv/lib/python3.11/site-packages/flash_attn/ops/triton/rotary.py", 6, "<module>", "import triton")
+              + "ModuleNotFoundError: No module named 'triton'\n")
     assert top(index, traced).id == "triton-module-not-found"
 
 
@@ -390,9 +394,9 @@ def test_a_raise_the_paste_shows_tells_which_message_it_is(index):
 def test_a_value_printed_in_braces_is_not_a_raise(index):
     # torch prints a tensor's type and shape as `CUDABFloat16Type{[1, 1, 1538, ...]}`: braces round
     # a printed value, not an f-string field, so the message is matched as printed
-    text = ('  File "/x/site-packages/transformers/integrations/sdpa_attention.py", line 66, in sdpa_attention_forward\n'
-            "    attn_output = torch.nn.functional.scaled_dot_product_attention(\n"
-            "RuntimeError: expand(CUDABFloat16Type{[1, 1, 1538, 1538, 1538]}, size=[1, 24, 1538, 1538]): the number "
+    text = (frame("/x/site-packages/transformers/integrations/sdpa_attention.py", 66, "sdpa_attention_forward",
+                  "attn_output = torch.nn.functional.scaled_dot_product_attention(")
+            + "RuntimeError: expand(CUDABFloat16Type{[1, 1, 1538, 1538, 1538]}, size=[1, 24, 1538, 1538]): the number "
             "of sizes provided (4) must be greater or equal to the number of dimensions in the tensor (5)\n")
     assert top(index, text).id == "sdpa-attn-mask-too-many-dims"
 
@@ -434,8 +438,7 @@ def test_of_two_records_naming_evidence_the_one_about_fewer_packages_goes_first(
     """The generic CUDA arch records list every attention library as evidence; FA2's own names
     only flash-attn, so it answers first where both match. Without any of that evidence (llama.cpp's
     ggml kernels), neither answers."""
-    frames = ('  File "/x/site-packages/flash_attn/flash_attn_interface.py", line 1, in f\n'
-              "    out = flash_attn_2_cuda.fwd(q)\n")
+    frames = frame("/x/site-packages/flash_attn/flash_attn_interface.py", 1, "f", "out = flash_attn_2_cuda.fwd(q)")
     for message, own in (("no kernel image is available for execution on the device", "fa2-no-kernel-image"),
                          ("device kernel image is invalid", "fa2-device-kernel-image-invalid")):
         got = [m.id for m in index.match(frames + "RuntimeError: CUDA error: " + message, limit=3)]
