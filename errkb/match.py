@@ -44,7 +44,8 @@ CUT_SCORE = 0.85  # a message seen only in part: less sure than a whole one
 RECORD_BONUS = 0.02
 EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-_ERROR_CLASS = re.compile(r"\s*[\w.]*(?:Error|Exception|Warning)\s*:\s*")
+_ERROR_CLASS = re.compile(r"\s*([\w.]*(?:Error|Exception|Warning))\s*:\s*")
+_LAST_FRAME = re.compile(r'File "([^"\n]+)", line \d+, in (\w+)[^\n]*\n(?:[ \t]+(?![ \t]|File ")[^\n]*\n){0,3}\Z')
 _LEADING_WORD = re.compile(r"^\w+")
 _TRAILING_WORD = re.compile(r"\w+\Z")
 # Messages (placeholders and quotes removed) whose words do not say which library raised them:
@@ -117,6 +118,8 @@ class SiteRef(NamedTuple):
     path: str
     versions: tuple[str, ...]
     kind: str
+    function: str = ""  # the function that raises it, where the harvest knows it
+    error_class: str = ""
 
 
 class EvidenceRef(NamedTuple):
@@ -324,7 +327,7 @@ class MatchIndex:
                 linked[sid].append(record.id)
         by_template: dict[str, list[SiteRef]] = defaultdict(list)
         for site in dataset.sites.values():
-            by_template[site.template].append(SiteRef(site.id, site.package, site.path, tuple(site.versions), site.kind))
+            by_template[site.template].append(_site_ref(site))
         # A record's own canonical template is searchable too, so records match even when
         # their wording is newer or older than every harvested site.
         entries: list[Entry] = []
@@ -333,8 +336,7 @@ class MatchIndex:
             entries.append(self._entry(template, sites, record_ids))
         for record in dataset.records:
             if record.template not in by_template:
-                sites = [SiteRef(s.id, s.package, s.path, tuple(s.versions), s.kind)
-                         for s in (dataset.sites[sid] for sid in record.sites if sid in dataset.sites)]
+                sites = [_site_ref(dataset.sites[sid]) for sid in record.sites if sid in dataset.sites]
                 entries.append(self._entry(record.template, sites, [record.id]))
         # Entries are kept most specific (most literal weight) first, so an entry's position
         # is its rank among candidates and sorting candidates needs no key.
@@ -421,20 +423,24 @@ class MatchIndex:
             for hit in informed:
                 hit[4].append("found on an INFO line (no other line of the paste matched)")
             return paste, self._rank(informed, paste, limit)
-        if paste.packages and (cut := self._cut_short(paste)):
+        if cut := self._cut_short(paste):
             return paste, self._rank(cut, paste, limit)
         return paste, []
 
     def _cut_short(self, paste: Paste) -> list[tuple]:
         """A paste that ends inside a message (a truncated log): its last line is the start of
-        the message of an entry whose package the traceback points into."""
+        the message of an entry whose package the traceback points into, or, when only a few
+        characters are left, of one raised where the last frame is."""
         lines = paste.message_lines()
         if not lines:
             return []
         offset, line = lines[-1]
-        start = m.end() if (m := _ERROR_CLASS.match(line)) else 0
+        m = _ERROR_CLASS.match(line)
+        start = m.end() if m else 0
         cut = " ".join(line[start:].split())
         if len(cut) < MIN_CUT_PREFIX:
+            return self._cut_after_frame(paste, offset, line, m, cut) if m and cut else []
+        if not paste.packages:
             return []
         hits = []
         for head, i in self.heads[bisect_left(self.heads, (cut,)):]:
@@ -445,6 +451,36 @@ class MatchIndex:
                 why = f"the paste ends inside this message: its first {len(cut)} characters"
                 hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
         return hits[:MAX_CANDIDATES]
+
+    def _cut_after_frame(self, paste: Paste, offset: int, line: str, m: re.Match[str], cut: str) -> list[tuple]:
+        """A message cut off after a few characters, right under the frame that raised it: the
+        frame's file and function and the exception class name the check (issue #15: frames say
+        exactly which check it was), and the few characters left must begin its message."""
+        frame = _LAST_FRAME.search(paste.text, 0, offset)
+        if not frame:
+            return []
+        path, function = frame.group(1), frame.group(2)
+        error_class = m.group(1).rpartition(".")[2]
+        hits = []
+        for i in self.raisers.get(function, ()):
+            entry = self.entries[i]
+            head = " ".join(templates.parse(entry.template)[0][0].split())
+            raises = [s for s in entry.sites if s.function == function and s.error_class == error_class
+                      and path.endswith(_tail(s.path))]
+            if raises and (head.startswith(cut) or cut.startswith(head)):  # a head "" begins with a placeholder
+                why = (f"the paste ends {len(cut)} characters into this message, under the frame that raises"
+                       f" it ({error_class} in {function}, {_tail(raises[0].path)})")
+                hits.append((entry, entry.exact_score * CUT_SCORE, (offset + m.start(1), offset + len(line)), {}, [why]))
+        return hits[:MAX_CANDIDATES]
+
+    @cached_property
+    def raisers(self) -> dict[str, list[int]]:
+        """Entries by the functions their sites are raised in (built on the first cut-off paste)."""
+        out: dict[str, list[int]] = defaultdict(list)
+        for i, entry in enumerate(self.entries):
+            for function in {s.function for s in entry.sites if s.function}:
+                out[function].append(i)
+        return out
 
     def _exact_hits(self, message_text: str, text: str, paste: Paste | None = None,
                     refused: set[int] | None = None) -> list[tuple]:
@@ -710,6 +746,17 @@ def _raises_this(entry: Entry, source: str) -> bool:
     if templates.parse(entry.template)[-1][1] is not None:
         own.append("")  # the text after the last value
     return len(shown) == len(own) and all(" ".join(a.split()) == " ".join(b.split()) for a, b in zip(shown[1:-1], own[1:-1]))
+
+
+def _site_ref(site) -> SiteRef:
+    return SiteRef(site.id, site.package, site.path, tuple(site.versions), site.kind, site.function or "",
+                   site.error_class or "")
+
+
+def _tail(path: str) -> str:
+    """A repository path's last two parts, as an installed package's path ends too
+    (src/transformers/modeling_utils.py -> transformers/modeling_utils.py)."""
+    return "/".join(path.rsplit("/", 2)[-2:])
 
 
 def _params(m: re.Match[str]) -> dict[str, str]:

@@ -238,6 +238,24 @@ def test_a_paste_cut_inside_the_message_matches_its_start_when_the_frames_agree(
     assert index.match(cut) == []  # without frames to agree, a cut line is too little to go on
 
 
+def test_a_message_cut_after_a_few_characters_is_named_by_the_frame_that_raises_it(index):
+    site_packages = "/usr/local/lib/python3.10/dist-packages/transformers/modeling_utils.py"
+    frames = (frame(site_packages, 1454, "_autoset_attn_implementation", "cls._check_and_enable_flash_attn_2(")
+              + frame(site_packages, 1551, "_check_and_enable_flash_attn_2", "raise ImportError("))
+    hit = top(index, frames + "ImportError: Fla")
+    assert "you need flash_attn package version" in hit.template
+    assert "3 characters into this message" in hit.why[0] and "_check_and_enable_flash_attn_2" in hit.why[0]
+    assert hit.matched_text == "ImportError: Fla"
+    # each part must agree: the class, the function, the file and the characters left
+    assert index.match(frames + "TypeError: Fla") == []
+    assert index.match(frames.replace("in _check_and_enable", "in _other_check") + "ImportError: Fla") == []
+    assert index.match(frames.replace("transformers/modeling_utils.py", "mypkg/utils.py") + "ImportError: Fla") == []
+    assert index.match("ImportError: Fla") == []  # no frame, nothing to go on
+    outer = frame(site_packages, 1454, "_autoset_attn_implementation", "raise ValueError(")
+    assert "attn_implementation" in top(index, outer + "ValueError: Spec").template
+    assert index.match(outer + "ValueError: Xyz") == []  # no message raised there begins so
+
+
 def test_the_printed_message_wins_over_the_raise_line_a_traceback_shows(index):
     text = ('Traceback (most recent call last):\n'
             '  File "/usr/lib/python3.10/site-packages/vllm/worker/worker.py", line 300, in _check_if_gpu_supports_dtype\n'
