@@ -429,7 +429,8 @@ class MatchIndex:
 
     def _cut_short(self, paste: Paste) -> list[tuple]:
         """A paste that ends inside a message (a truncated log): its last line is the start of
-        the message of an entry whose package the traceback points into, or, when only a few
+        the message of an entry whose package the traceback points into (or whose record's
+        evidence the paste holds), or, when only a few
         characters are left, of one raised where the last frame is."""
         lines = paste.message_lines()
         if not lines:
@@ -440,14 +441,13 @@ class MatchIndex:
         cut = " ".join(line[start:].split())
         if len(cut) < MIN_CUT_PREFIX:
             return self._cut_after_frame(paste, offset, line, m, cut) if m and cut else []
-        if not paste.packages:
-            return []
         hits = []
         for head, i in self.heads[bisect_left(self.heads, (cut,)):]:
             if not head.startswith(cut):
                 break
             entry = self.entries[i]
-            if entry.packages & paste.packages:
+            # a record that needs evidence is kept here and judged by it in _rank
+            if entry.packages & paste.packages or (entry.record_ids and all(r in self.evidence_of for r in entry.record_ids)):
                 why = f"the paste ends inside this message: its first {len(cut)} characters"
                 hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
         return hits[:MAX_CANDIDATES]

@@ -238,6 +238,17 @@ def test_a_paste_cut_inside_the_message_matches_its_start_when_the_frames_agree(
     assert index.match(cut) == []  # without frames to agree, a cut line is too little to go on
 
 
+def test_a_cut_line_of_a_record_that_needs_evidence_answers_when_the_paste_holds_it(index):
+    under_xformers = frame("/venv/lib/python3.12/site-packages/xformers/ops/fmha/flash.py", 116, "_flash_fwd",
+                           ") = torch.ops.aten._flash_attention_forward(")
+    cut = "RuntimeError: CUDA error: invalid configu"
+    hit = top(index, under_xformers + cut)
+    assert hit.id == "xformers-batch-over-65535-invalid-configuration"
+    assert "ends inside this message" in hit.why[0] and "xformers" in hit.why[-1]
+    under_torch_only = frame("/venv/lib/python3.12/site-packages/torch/_ops.py", 1123, "__call__")
+    assert index.match(under_torch_only + cut) == []
+
+
 def test_a_message_cut_after_a_few_characters_is_named_by_the_frame_that_raises_it(index):
     site_packages = "/usr/local/lib/python3.10/dist-packages/transformers/modeling_utils.py"
     frames = (frame(site_packages, 1454, "_autoset_attn_implementation", "cls._check_and_enable_flash_attn_2(")
