@@ -54,6 +54,7 @@ _NOT_MESSAGE = re.compile(r'\n[ \t]*(?:File "[^"\n]*", line \d+[^\n]*(?:\n[ \t]+
                           r"|(?:Traceback \(most recent call last\)"
                           r"|During handling of the above exception, another exception occurred"
                           r"|The above exception was the direct cause of the following exception):[ \t]*)(?=\n)")
+_STRAY_ONE = re.compile(r"Warning: (1)(?=[A-Z][a-z])")
 _CPP_FROM = re.compile(r"Exception raised from \S+ at ([^\s:]+):(\d{1,9})(?!\d)")
 # Which package a file path in a traceback belongs to.
 # First hit wins, so vendored copies (sglang/.../flash_attn/cute) count for their vendor.
@@ -203,6 +204,11 @@ def parse(original: str) -> Paste:
     if "\x1b" in original:
         plain, without_ansi = _cut(original, [m.span() for m in _ANSI.finditer(original)])
     plain = plain.replace("\r", " ").replace("\\", "/")
+    # 1b. drop the stray "1" that some Windows torch builds print before a warning's text
+    # ("UserWarning: 1Torch was not compiled with flash attention."): the message starts after it
+    without_one = None
+    if "Warning: 1" in plain:
+        plain, without_one = _cut(plain, [m.span(1) for m in _STRAY_ONE.finditer(plain)])
     # 2. drop log prefixes, noting INFO/DEBUG lines; 3. find the frames and their packages
     text, without_prefixes, info_lines = strip_prefixes(plain)
     frames = find_frames(text)
@@ -215,9 +221,7 @@ def parse(original: str) -> Paste:
             if pkg := _package_of(path):
                 found.add(pkg)
         packages = frozenset(found)
-    cuts = (without_prefixes,) if without_prefixes else ()
-    if without_ansi:
-        cuts += (without_ansi,)
+    cuts = tuple(cut for cut in (without_prefixes, without_one, without_ansi) if cut)
     return Paste(original, text, cuts, frames, packages, frozenset(info_lines))
 
 

@@ -70,3 +70,12 @@ def test_a_line_number_no_file_has_is_not_a_frame():
     paste = parse('File "/x/vllm/a.py", line ' + "9" * 5000 + '\nFile "/x/sglang/b.py", line 7, in f\n'
                   "Exception raised from f at a.cpp:" + "9" * 5000)
     assert paste.frames == [("/x/sglang/b.py", 7)] and paste.packages == {"sglang"}
+
+
+def test_the_stray_one_of_windows_torch_warnings_is_not_part_of_the_message():
+    original = "\x1b[33mC:\\sd\\attn.py:72: UserWarning: 1Torch was not compiled with flash attention.\x1b[0m\n"
+    p = parse(original)
+    start = p.text.index("Torch was")
+    assert "UserWarning: Torch was not compiled" in p.text
+    assert original[slice(*p.span(start, start + 5))] == "Torch"  # offsets still lead to the original
+    assert parse("Loaded 1Torch model\nUserWarning: 12 heads").text == "Loaded 1Torch model\nUserWarning: 12 heads"
