@@ -155,12 +155,13 @@ class WeightedPlan:
         weight = entry_weights(ordered, idf)
         rare_limit = max(20, n // 400)
         common = frozenset(w for w, count in in_entries.items() if count > rare_limit)
-        # Every entry is also reachable through its rarest word, so one made only of common
-        # words ("dq must have the same dtype as q") is still opened when present.
+        # Every entry is also reachable through its two rarest words, so one made only of common
+        # words ("dq must have the same dtype as q") is still opened when present, and when the
+        # paste lacks one of them (a message cut before its "Reason: ...").
         anchors: dict[str, list[int]] = defaultdict(list)
         for i, ws in enumerate(ordered):
-            if ws:
-                anchors[min(ws, key=lambda w: (in_entries[w], w))].append(i)
+            for word in sorted(ws, key=lambda w: (in_entries[w], w))[:2]:
+                anchors[word].append(i)
         return cls(ordered, weight, idf, common, dict(anchors), limit)
 
 

@@ -475,3 +475,14 @@ def test_of_two_records_naming_evidence_the_one_about_fewer_packages_goes_first(
     ggml = ("CUDA error: device kernel image is invalid\n"
             "  current device: 0, in function ggml_cuda_mul_mat_q at ggml/src/ggml-cuda/mmq.cu:129\n")
     assert index.match(ggml) == []
+
+
+def test_a_message_without_its_reason_answers_with_the_generic_record(index):
+    # vLLM's refusal pasted up to the end of its first sentence: every record about one reason
+    # needs that reason in the paste; the generic record answers (found through its words, not
+    # the "Reason" the paste lacks)
+    hit = top(index, "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid for this configuration.")
+    assert hit.id == "vllm-selected-backend-not-valid" and "fuzzy" in hit.why[0]
+    full = top(index, "ValueError: Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. "
+                      "Reason: ['head_size not supported']")
+    assert full.id == "vllm-selected-backend-head-size"
