@@ -381,6 +381,17 @@ static int is_frame_line(const Text *t, Py_ssize_t start, Py_ssize_t end) {
     return i >= 0 && i < end && is_digit(at(t, i));
 }
 
+/* The line text[start:end] under the frame line at `frame` is its source line: it begins with the
+ * frame's indentation and one more blank (code run by exec() has none; the line under it is a message). */
+static int is_source_line(const Text *t, Py_ssize_t frame, Py_ssize_t start, Py_ssize_t end) {
+    Py_ssize_t i = 0;
+    while (at(t, frame + i) == ' ' || at(t, frame + i) == '\t') {
+        if (start + i >= end || at(t, start + i) != at(t, frame + i)) return 0;
+        i++;
+    }
+    return start + i < end && (at(t, start + i) == ' ' || at(t, start + i) == '\t');
+}
+
 /* [ \t]*(Traceback ...|During handling ...|The above ...):[ \t]* is the whole of text[start:end] */
 static int is_traceback_header(const Text *t, Py_ssize_t start, Py_ssize_t end) {
     static const char *const headers[] = {
@@ -440,9 +451,7 @@ static Span *message_spans(const Text *t, PyObject *skip, Py_ssize_t *count) {
     Py_ssize_t kept = 0;
     for (Py_ssize_t k = 0; k < n; k++) {  /* frames (with the indented source line under them) and headers go */
         if (is_frame_line(t, lines[k].start, lines[k].end)) {
-            if (k + 1 < n && lines[k + 1].end > lines[k + 1].start &&
-                (at(t, lines[k + 1].start) == ' ' || at(t, lines[k + 1].start) == '\t'))
-                k++;
+            if (k + 1 < n && is_source_line(t, lines[k].start, lines[k + 1].start, lines[k + 1].end)) k++;
             continue;
         }
         if (!is_traceback_header(t, lines[k].start, lines[k].end)) lines[kept++] = lines[k];

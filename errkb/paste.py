@@ -47,10 +47,12 @@ _PREFIXES = (
 _PREFIX_RUN = re.compile("\n(?=[(\\[\\dEWIDC])((?:" + "|".join(f"(?:{p})" for p in _PREFIXES) + ")+)")
 _INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG)\b")
 _FRAME = re.compile(r'File "([^"]+)", line (\d{1,9})(?!\d)')  # longer numbers are no file's lines
-# Lines that are never part of a message: traceback frames with the source line under them,
+# Lines that are never part of a message: traceback frames with the source line under them
+# (indented deeper than the frame: code run by exec() has none, and the exception line under
+# it, as pip indents a build backend's output, is a message),
 # and the lines Python prints around tracebacks. Each match is the line break before such a
 # line and the line, up to its own line break.
-_NOT_MESSAGE = re.compile(r'\n[ \t]*(?:File "[^"\n]*", line \d+[^\n]*(?:\n[ \t]+[^\n]*)?'
+_NOT_MESSAGE = re.compile(r'\n([ \t]*)(?:File "[^"\n]*", line \d+[^\n]*(?:\n\1[ \t]+[^\n]*)?'
                           r"|(?:Traceback \(most recent call last\)"
                           r"|During handling of the above exception, another exception occurred"
                           r"|The above exception was the direct cause of the following exception):[ \t]*)(?=\n)")

@@ -79,3 +79,13 @@ def test_the_stray_one_of_windows_torch_warnings_is_not_part_of_the_message():
     assert "UserWarning: Torch was not compiled" in p.text
     assert original[slice(*p.span(start, start + 5))] == "Torch"  # offsets still lead to the original
     assert parse("Loaded 1Torch model\nUserWarning: 12 heads").text == "Loaded 1Torch model\nUserWarning: 12 heads"
+
+
+def test_the_line_under_an_exec_frame_is_the_message_not_its_source():
+    # pip indents a build backend's output; code run by exec() ("<string>") prints no source line
+    text = ('      Traceback (most recent call last):\n'
+            '        File "<string>", line 23, in <module>\n'
+            "      ModuleNotFoundError: No module named 'torch'\n")
+    assert [line for _, line in parse(text).message_lines()] == ["      ModuleNotFoundError: No module named 'torch'"]
+    deeper = '        File "/x/setup.py", line 23, in <module>\n          import torch\n'
+    assert parse(deeper).message_lines() == []
