@@ -1,0 +1,3 @@
+# source: https://github.com/1CatAI/1Cat-vLLM/issues/27 (first post), query 1, rank 2
+# the launch command of the post's environment block, verbatim without its "start cmd:" label (the error lines that follow are not copied).
+python -m vllm.entrypoints.openai.api_server --model Qwen3.6-35B-A3B-AWQ --served-model-name Qwen3.6-35B-A3B-AWQ --trust-remote-code --quantization awq --dtype float16 --tensor-parallel-size 2 --gpu-memory-utilization 0.88 --max-model-len 33000 --max-num-seqs 1  --max-num-batched-tokens 16384 --skip-mm-profiling --reasoning-parser qwen3 --default-chat-template-kwargs '{"enable_thinking": true}' --compilation-config '{"cudagraph_mode":"full_and_piecewise","cudagraph_capture_sizes":[1,2]}' --kv-cache-dtype fp8 --host 0.0.0.0 --port 8000

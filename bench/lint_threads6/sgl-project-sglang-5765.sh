@@ -1,0 +1,3 @@
+# source: https://github.com/sgl-project/sglang/issues/5765 (first post), query 7, rank 4
+# verbatim as far as the excerpt shows it (it ends after "--port").
+docker run --gpus all --shm-size 200g --network=host -v /data/nfs-clientdata/models:/models --name sglang_multinode1 --env "NCCL_SOCKET_IFNAME=ib_2_1" --env "GLOO_SOCKET_IFNAME=ib_2_1" --env "NCCL_DEBUG=INFO" --env "NCCL_IB_DISABLE=0" --env "GLOO_DEBUG=1" -itd --ipc=host lmsysorg/sglang:v0.4.5.post3-cu124 python3 -m sglang.launch_server --model-path /models/deepseek-r1 --mem-fraction-static 0.9 --tp 16 --dist-init-addr 10.16.135.11:20000 --nnodes 2 --node-rank 0 --trust-remote-code --enable-torch-compile --attention-backend flashinfer --torch-compile-max-bs 8 --host 0.0.0.0 --port

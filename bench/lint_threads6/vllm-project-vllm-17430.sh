@@ -1,0 +1,2 @@
+# source: https://github.com/vllm-project/vllm/issues/17430 (first post), query 4, rank 10 (read through the title follow-up)
+vllm serve /data/Qwen3-32B-FP8/ --tensor-parallel-size=2 --host 0.0.0.0 --port 6666 --served-model-name Qwen-32B --api-key zv123 --gpu_memory_utilization=0.95 --max_model_len 32000 --enable-chunked-prefill --swap-space 32 --block-size 8 --disable-log-requests --max_num_seqs 58 --max_num_batched_tokens 5120 --dtype bfloat16 --enable-auto-tool-choice --tool-call-parser hermes --enable-reasoning --reasoning-parser deepseek_r1 --kv_cache_dtype=fp8_e4m3
