@@ -238,7 +238,7 @@ class VllmTritonFp8KvBeforeSm89(ConfigRule):
 
     CODE = "EKB604"
     NAME = "vllm-triton-fp8-kv-before-sm89"
-    RECORDS = ("vllm-triton-attn-fp8-kv-requires-sm89",)
+    RECORDS = ("vllm-triton-attn-fp8-kv-requires-sm89", "vllm-triton-fp8e4nv-kv-cache-unsupported-arch")
     TOOL = "vllm"
     ARCH_DEPENDENT = True
     PREFILTER = tuple((kv, b"fp8", name) for kv in (b"kv_cache_dtype", b"kv-cache-dtype")
