@@ -81,6 +81,7 @@ _STOP = frozenset("the and for not with are this that was you your use got but h
 
 
 _CALLEE = re.compile(r"\b([A-Za-z_]\w*)\(\)")
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]+\b")
 _DUNDER_CALL = re.compile(r"\.?__\w+__\(\)")
 
 
@@ -229,6 +230,12 @@ class Entry:
         lowered = self.literal.lower()
         return (all(site.kind in WARNING_KINDS for site in self.sites) and bool(self.sites)
                 and any(phrase in lowered for phrase in NOTICE_PHRASES))
+
+    @cached_property
+    def acronyms(self) -> frozenset[str]:
+        """The all-capital names its text holds (MLA, FP8, KV): like a function's name, a
+        reworded message keeps them, and another name is another message."""
+        return frozenset(_ACRONYM.findall(self.literal))
 
     @cached_property
     def callees(self) -> set[str]:
@@ -551,8 +558,10 @@ class MatchIndex:
         literals = [e.literal for e in entries]
         literal_words = [words(literal) for literal in literals]
         callees = [e.callees for e in entries]
+        acronyms = [e.acronyms for e in entries]
         line_words = [words(line) for _, line in lines] + [set()]
         around = [line_words[i] | line_words[i + 1] for i in range(len(lines))]  # a message may wrap once
+        texts = [line for _, line in lines] + [""]
         best: dict[int, tuple[float, int]] = {}  # entry -> (score, line)
         for index, (_, line) in enumerate(lines if literals else ()):
             for scorer in (fuzz.partial_ratio, fuzz.token_set_ratio):
@@ -561,6 +570,8 @@ class MatchIndex:
                         continue  # the line holds a few of the message's words, not the message
                     if not callees[k] <= around[index]:
                         continue  # a reworded message keeps the name of the function it is about
+                    if not all(a in texts[index] or a in texts[index + 1] for a in acronyms[k]):
+                        continue  # ... and the names it spells in capitals (MLA, FP8)
                     if k not in best or score > best[k][0]:
                         best[k] = (score, index)
         hits = []

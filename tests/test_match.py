@@ -486,3 +486,10 @@ def test_a_message_without_its_reason_answers_with_the_generic_record(index):
     full = top(index, "ValueError: Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. "
                       "Reason: ['head_size not supported']")
     assert full.id == "vllm-selected-backend-head-size"
+
+
+def test_a_fuzzy_match_keeps_the_names_its_message_spells_in_capitals(index):
+    # vLLM's "Unsupported input data type of MLA ..." is close in words to a JAX/TPU error
+    jax = ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: "
+           "Unsupported input data type in matrix multiplication.")
+    assert index.match(jax) == []
