@@ -620,7 +620,8 @@ class MatchIndex:
                         continue  # another library's file failed
                     own_hit = (*own_hit[:4], [*own_hit[4], f"the file that failed is {covered.package}'s ({covered.contains})"])
                 held = best.get(match_id)
-                if held is None or (held[0], held[1]) < (own_score, specificity):
+                # a record's best hit; at equal scores its first in the paste, where the run failed
+                if held is None or (held[0], -held[3][2][0]) < (own_score, -own_hit[2][0]):
                     best[match_id] = (own_score, specificity, kind, own_hit, breadth_of[match_id] if named else None)
         ranked = [item for item in best.items() if item[1][0] >= MIN_SCORE]
         if len(ranked) > 1:  # at equal scores (capped at 1.0), named evidence goes first, and of two

@@ -493,3 +493,12 @@ def test_a_fuzzy_match_keeps_the_names_its_message_spells_in_capitals(index):
     jax = ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: "
            "Unsupported input data type in matrix multiplication.")
     assert index.match(jax) == []
+
+
+def test_a_record_matched_twice_points_at_its_first_error(index):
+    # FA1's backward check, printed once by 0.2.x and again in its later wording: the first is
+    # where the run failed (the second is a retry), whichever template is longer
+    text = ("RuntimeError: Expected is_sm80 to be true, but got false.\n"
+            "RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.\n")
+    hit = top(index, text)
+    assert hit.id == "fa1-backward-is-sm80-check" and hit.span[1] <= text.index("\n")
