@@ -118,8 +118,9 @@ def libraries_of(packages: set[str], backends: set[str] = frozenset()) -> set[st
 
 
 def judge(label: Label, text: str, got: list[Match], speaks_for: dict[str, set[str]]) -> str:
-    """A match is right when its span overlaps the labelled line (a line ending in a colon takes
-    in the lines it announces, see `_listing_end`; or it matched text that the
+    """A match is right when its span overlaps the labelled line (a line ending in a colon, or
+    pip's and uv's `×` headline over its box or `╰─▶` causes, takes in the lines it announces,
+    see `_listing_end`; or it matched text that the
     labelled line repeats, or the labelled line is itself an instance of its template: the same
     error printed twice, once in a summary line) and it is about the labelled library: by the
     packages its template occurs in, or for a record by its backends and evidence."""
@@ -129,7 +130,7 @@ def judge(label: Label, text: str, got: list[Match], speaks_for: dict[str, set[s
         return "abstained"
     top = got[0]
     start = text.find(label.message)
-    announces = start >= 0 and label.message.rstrip().endswith(":")
+    announces = start >= 0 and (label.message.rstrip().endswith(":") or label.message.lstrip().startswith("×"))
     end = _listing_end(text, start) if announces else start + len(label.message)
     overlaps = start >= 0 and top.span[0] < end and start < top.span[1]
     # the same message printed again (a warning repeated before the final exception) counts too

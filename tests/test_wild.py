@@ -107,3 +107,20 @@ def test_the_judge_takes_a_line_that_the_labelled_line_announces():
     plain = wild.Label("f.txt", "https://github.com/o/r/issues/1", True, "     query       : shape=(1, 2, 1, 40) (torch.float32)",
                        "xformers", "other", "")
     assert wild.judge(plain, text, [inside], {"r": {"xformers"}}) == "wrong"
+
+
+def test_the_judge_takes_the_causes_under_a_uv_or_pip_headline():
+    """uv prints `× <what failed>` and its causes below it (`├─▶`, `╰─▶`): one error."""
+    from errkb.match import Match
+
+    text = ("  × Failed to download and build `flash-attn==2.8.1`\n"
+            "  ╰─▶ Build backend failed to determine requirements\n"
+            "\n"
+            "  ╰─▶ printed again after a blank line\n")
+    label = wild.Label("f.txt", "https://github.com/o/r/issues/1", True, text.splitlines()[0], "flash-attn", "other", "")
+    cause = text.index("Build backend")
+    inside = Match("r", "record", 1.0, (cause, cause + 13), text[cause:cause + 13], {}, "Build backend x", [], {})
+    assert wild.judge(label, text, [inside], {"r": {"flash-attn"}}) == "right"
+    after = text.index("printed again")
+    outside = Match("r", "record", 1.0, (after, after + 7), text[after:after + 7], {}, "printed again x", [], {})
+    assert wild.judge(label, text, [outside], {"r": {"flash-attn"}}) == "wrong"
