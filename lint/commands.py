@@ -18,8 +18,8 @@ import shlex
 
 from errkb.lint.documents import map_span, markdown_shell, notebook_sources, python_module
 from errkb.lint.filekinds import file_kind
-from errkb.lint.launch import (ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options, shell_value,
-                               value_part)
+from errkb.lint.launch import (MODULES, ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options,
+                               shell_value, value_part)
 from errkb.lint.pins import container_versions, dockerfile_base, file_versions
 from errkb.lint.rule import LintContext
 from errkb.lint.training_configs import MARKERS as CONFIG_MARKERS, config_launches
@@ -144,7 +144,7 @@ def _docker_run(words: list[tuple[str, Span]]) -> Launch | None:
     """`docker run [options] vllm/vllm-openai[:TAG] [server options]`: a vLLM launch whose options
     are the words after the image, with the container environment of `-e/--env NAME=value` and the
     version of the image's tag. The image is the first word after `run` that names it (an option's
-    value never does); an `--entrypoint` before it runs something else, so nothing is read."""
+    value never does); with an `--entrypoint`, see `_entrypoint_launch`."""
     values = [w for w, _ in words]
     start = None
     for i, v in enumerate(values):
@@ -156,13 +156,18 @@ def _docker_run(words: list[tuple[str, Span]]) -> Launch | None:
     if start is None:
         return None
     env: dict[str, Setting] = {}
+    entry = None
     i = start
     while i < len(values):
         v = values[i]
-        if _VLLM_IMAGE.match(v):
+        if _VLLM_IMAGE.match(v) and entry is None:
             break
-        if v == "--entrypoint" or v.startswith("--entrypoint="):
-            return None
+        if v == "--entrypoint" and i + 1 < len(values):
+            entry, i = values[i + 1], i + 2
+            continue
+        if v.startswith("--entrypoint="):
+            entry, i = v.partition("=")[2], i + 1
+            continue
         pair = None
         if v in ("-e", "--env") and i + 1 < len(values):
             i += 1
@@ -174,13 +179,33 @@ def _docker_run(words: list[tuple[str, Span]]) -> Launch | None:
             env[m.group(1)] = Setting(shell_value(m.group(2)), value_part(pair[1], len(m.group(1)) + 1), m.group(1))
         i += 1
     else:
-        return None
+        return _entrypoint_launch(entry, words, start, env) if entry else None
     launch = parse_options("vllm", words, i + 1, "docker run vllm/vllm-openai")
     launch.env.update(env)
     anchor = words[i][1]
     where = f"line {anchor.line}" if isinstance(anchor, Span) else "the command"
     launch.versions.update(container_versions(values[i], where))
     return launch
+
+
+def _entrypoint_launch(entry: str, words: list[tuple[str, Span]], start: int, env: dict[str, Setting]) -> Launch | None:
+    """`docker run --entrypoint python3 IMAGE -m sglang.launch_server ...` (or `--entrypoint vllm
+    IMAGE serve ...`): the entrypoint and the words after the image make the server's command line."""
+    base = entry.rsplit("/", 1)[-1]
+    values = [w for w, _ in words]
+    for p in range(start + 1, len(values)):
+        if base.startswith("python") and values[p - 1] == "-m" and values[p] in MODULES:
+            image, tool, first, label = values[p - 2], MODULES[values[p]], p + 1, values[p]
+        elif base in ("vllm", "sglang") and values[p] == "serve":
+            image, tool, first, label = values[p - 1], base, p + 1, f"{base} serve"
+        else:
+            continue
+        launch = parse_options(tool, words, first, f"docker run --entrypoint {entry} ({label})")
+        launch.env.update(env)
+        anchor = words[p][1]
+        launch.versions.update(container_versions(image, f"line {anchor.line}" if isinstance(anchor, Span) else "the command"))
+        return launch
+    return None
 
 
 # ------------------------------------------------------------------ Dockerfile

@@ -294,6 +294,23 @@ def test_docker_run_of_the_vllm_image(tmp_path, monkeypatch, capsys):
     assert "[target vllm 0.11.0: image vllm/vllm-openai:v0.11.0 at line 4]" in by[(4, "EKB603")]
 
 
+def test_docker_run_with_an_entrypoint_reads_the_command_it_makes(tmp_path, monkeypatch, capsys):
+    """`docker run --entrypoint python3 IMAGE -m sglang.launch_server ...` (sixth held-out round,
+    sgl-project/sglang#3658) and `--entrypoint vllm IMAGE serve ...`: the entrypoint and the words
+    after the image are the server's command line; a vLLM/SGLang image's tag is the target."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.sh").write_text(
+        "docker run --gpus all --entrypoint=python3 lmsysorg/sglang:v0.4.3-cu124 -m sglang.launch_server "
+        "--model-path m --attention-backend fa3\n"
+        "docker run -e X=1 --entrypoint vllm vllm/vllm-openai:v0.10.0 serve m --attention-backend FLASH_ATTN\n"
+        "docker run --entrypoint bash lmsysorg/sglang:v0.4.3-cu124 -c 'x -m sglang.launch_server --attention-backend fa3'\n"
+    )
+    rc, found, _ = _run(capsys, "run.sh", "--select", "EKB603,EKB701")
+    got = [(f["line"], f["rule"]) for f in found]
+    assert got == [(1, "EKB701"), (2, "EKB603")]
+    assert "[target sglang 0.4.3: image lmsysorg/sglang:v0.4.3-cu124 at line 1]" in found[0]["message"]
+
+
 def test_compose_and_kubernetes_containers_of_the_vllm_image(tmp_path, monkeypatch, capsys):
     """A vllm/vllm-openai service or container that keeps the image's entrypoint passes only the
     server's options: compose's `command:` (string or list), Kubernetes' `args:`. An `entrypoint:`
