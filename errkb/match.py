@@ -437,8 +437,8 @@ class MatchIndex:
     def _cut_short(self, paste: Paste) -> list[tuple]:
         """A paste that ends inside a message (a truncated log): its last line is the start of
         the message of an entry whose package the traceback points into (or whose record's
-        evidence the paste holds), or, when only a few
-        characters are left, of one raised where the last frame is."""
+        evidence the paste holds), or, when only a few characters are left, of one raised where
+        the last frame is."""
         lines = paste.message_lines()
         if not lines:
             return []

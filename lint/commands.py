@@ -182,9 +182,7 @@ def _docker_run(words: list[tuple[str, Span]]) -> Launch | None:
         return _entrypoint_launch(entry, words, start, env) if entry else None
     launch = parse_options("vllm", words, i + 1, "docker run vllm/vllm-openai")
     launch.env.update(env)
-    anchor = words[i][1]
-    where = f"line {anchor.line}" if isinstance(anchor, Span) else "the command"
-    launch.versions.update(container_versions(values[i], where))
+    launch.versions.update(container_versions(values[i], _where(words[i][1])))
     return launch
 
 
@@ -202,10 +200,13 @@ def _entrypoint_launch(entry: str, words: list[tuple[str, Span]], start: int, en
             continue
         launch = parse_options(tool, words, first, f"docker run --entrypoint {entry} ({label})")
         launch.env.update(env)
-        anchor = words[p][1]
-        launch.versions.update(container_versions(image, f"line {anchor.line}" if isinstance(anchor, Span) else "the command"))
+        launch.versions.update(container_versions(image, _where(words[p][1])))
         return launch
     return None
+
+
+def _where(anchor) -> str:
+    return f"line {anchor.line}" if isinstance(anchor, Span) else "the command"
 
 
 # ------------------------------------------------------------------ Dockerfile
