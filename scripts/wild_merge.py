@@ -61,6 +61,8 @@ def main() -> int:
         shutil.copyfile(group / "pastes" / label["file"], target)
         if label["message"] and label["message"] not in target.read_text(encoding="utf-8"):
             problems.append(f"{label['file']}: message is not in the paste")
+        if label["in_scope"] and not label["message"]:
+            problems.append(f"{label['file']}: in scope without a decisive line")
         new_labels.append(label)
     with open(WILD / "hits.jsonl", "a", encoding="utf-8") as fh:
         fh.writelines(json.dumps(h, ensure_ascii=False) + "\n" for h in new_hits)
