@@ -45,7 +45,7 @@ RECORD_BONUS = 0.02
 EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _ERROR_CLASS = re.compile(r"\s*([\w.]*(?:Error|Exception|Warning))\s*:\s*")
-_LAST_FRAME = re.compile(r'File "([^"\n]+)", line \d+, in (\w+)[^\n]*\n(?:[ \t]+(?![ \t]|File ")[^\n]*\n){0,3}\Z')
+_LAST_FRAME = re.compile(r'File "([^"\n]+)", line \d+, in (\w+)[^\n]*\n(?:[ \t]*(?![ \t]|File ")[^\n]*\n){0,3}\Z')  # log prefixes may take the indent
 _LEADING_WORD = re.compile(r"^\w+")
 _TRAILING_WORD = re.compile(r"\w+\Z")
 # Messages (placeholders and quotes removed) whose words do not say which library raised them:
@@ -82,6 +82,7 @@ _STOP = frozenset("the and for not with are this that was you your use got but h
 
 _CALLEE = re.compile(r"\b([A-Za-z_]\w*)\(\)")
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]+\b")
+_EXTENSION_CALL = re.compile(r"\b[A-Za-z_]\w*\.(\w+)\(\s*$")  # "... = flash_attn_gpu.varlen_fwd("
 _DUNDER_CALL = re.compile(r"\.?__\w+__\(\)")
 
 
@@ -462,22 +463,33 @@ class MatchIndex:
     def _cut_after_frame(self, paste: Paste, offset: int, line: str, m: re.Match[str], cut: str) -> list[tuple]:
         """A message cut off after a few characters, right under the frame that raised it: the
         frame's file and function and the exception class name the check (issue #15: frames say
-        exactly which check it was), and the few characters left must begin its message."""
+        exactly which check it was), and the few characters left must begin its message. When
+        the frame's line calls into a compiled extension (`flash_attn_gpu.varlen_fwd(`), the check
+        is the C++ function of that name in the package the frame belongs to."""
         frame = _LAST_FRAME.search(paste.text, 0, offset)
         if not frame:
             return []
         path, function = frame.group(1), frame.group(2)
         error_class = m.group(1).rpartition(".")[2]
+        tail = frame.group(0).split("\n", 2)
+        raisers = [(function, lambda s: path.endswith(_tail(s.path)), f"{function}, {_tail(path)}")]
+        if len(tail) > 2 and (call := _EXTENSION_CALL.search(tail[1])) and paste.packages:
+            callee = call.group(1)
+            raisers += [(f, lambda s: s.package in paste.packages, f"{f}, called as {call.group(0)}")
+                        for f in self.raisers if f == callee or f.endswith("_" + callee)]
         hits = []
-        for i in self.raisers.get(function, ()):
-            entry = self.entries[i]
-            head = " ".join(templates.parse(entry.template)[0][0].split())
-            raises = [s for s in entry.sites if s.function == function and s.error_class == error_class
-                      and path.endswith(_tail(s.path))]
-            if raises and (head.startswith(cut) or cut.startswith(head)):  # a head "" begins with a placeholder
-                why = (f"the paste ends {len(cut)} characters into this message, under the frame that raises"
-                       f" it ({error_class} in {function}, {_tail(raises[0].path)})")
-                hits.append((entry, entry.exact_score * CUT_SCORE, (offset + m.start(1), offset + len(line)), {}, [why]))
+        for name, where, said in raisers:
+            for i in self.raisers.get(name, ()):
+                entry = self.entries[i]
+                head = " ".join(templates.parse(entry.template)[0][0].split())
+                if not (head.startswith(cut) or cut.startswith(head)):  # a head "" begins with a placeholder
+                    continue
+                if any(s.function == name and s.error_class == error_class and where(s) for s in entry.sites):
+                    why = (f"the paste ends {len(cut)} characters into this message, under the frame that raises"
+                           f" it ({error_class} in {said})")
+                    hits.append((entry, entry.exact_score * CUT_SCORE, (offset + m.start(1), offset + len(line)), {}, [why]))
+            if hits:
+                break
         return hits[:MAX_CANDIDATES]
 
     @cached_property

@@ -238,6 +238,18 @@ def test_a_paste_cut_inside_the_message_matches_its_start_when_the_frames_agree(
     assert index.match(cut) == []  # without frames to agree, a cut line is too little to go on
 
 
+def test_a_cut_message_under_a_call_into_an_extension_is_that_functions_check(index):
+    # log prefixes took the indent; the frame's line calls flash-attn's compiled varlen_fwd,
+    # whose C++ function (mha_varlen_fwd) raises "Paged KV cache block size must be ..."
+    text = ('File "/usr/lib/python3.12/dist-packages/flash_attn/flash_attn_interface.py", line 170, '
+            "in _flash_attn_varlen_forward\n"
+            "out, softmax_lse, S_dmask, rng_state = flash_attn_gpu.varlen_fwd(\n"
+            "RuntimeError: Paged KV cache")
+    hit = top(index, text)
+    assert hit.id == "fa2-paged-kv-block-size" and "called as flash_attn_gpu.varlen_fwd(" in hit.why[0]
+    assert index.match(text.replace("varlen_fwd(", "other_fwd(")) == []
+
+
 def test_a_cut_line_of_a_record_that_needs_evidence_answers_when_the_paste_holds_it(index):
     under_xformers = frame("/venv/lib/python3.12/site-packages/xformers/ops/fmha/flash.py", 116, "_flash_fwd",
                            ") = torch.ops.aten._flash_attention_forward(")
