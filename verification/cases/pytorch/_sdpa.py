@@ -35,6 +35,26 @@ def in_backends(names, fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
+def gpu_if_any(ctx):
+    """For checks PyTorch makes in Python before any kernel runs (argument types, shapes, a
+    warning): put the tensors on the GPU where there is one, as users have them, else on the CPU,
+    so the same step runs in the CPU tests too. The step's notes say which."""
+    if ctx.torch.cuda.is_available():
+        ctx.device = "cuda"
+    ctx.note(f"tensors on {ctx.device}")
+
+
+def note_backends(ctx, names, fn, *args, **kwargs):
+    """Not part of the verdict: what each named SDPA backend alone answers to the same call,
+    kept in the step's notes (which kernel's code path the default call went through)."""
+    from errkb.verify.case import attempt
+
+    for name in names:
+        _, exc = attempt(in_backends, [name], fn, *args, **kwargs)
+        what = "runs" if exc is None else f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        ctx.note(f"{name} alone: {what}")
+
+
 def compiled_flex():
     import torch
     from torch.nn.attention.flex_attention import flex_attention
