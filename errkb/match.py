@@ -641,9 +641,11 @@ class MatchIndex:
             # a wrapper's message follows the record of the cause it prints, wherever both match
             wrappers = self.wrappers
             causes = any(k == "record" and i not in wrappers for i, (_, _, k, _, _) in ranked)
+            # of two wrappers, the one printed first: the inner (torch's "Error compiling objects
+            # for extension" above pip's "Failed to build installable wheels")
             ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3),
-                                          item[1][4] is None, item[1][4] or 0,
-                                          item[1][2] != "record", -item[1][1], item[0]))
+                                          item[1][4] is None, item[1][4] or 0, item[1][2] != "record",
+                                          item[1][3][2][0] if item[0] in wrappers else 0, -item[1][1], item[0]))
         return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, _) in ranked[:limit]]
 
     @staticmethod

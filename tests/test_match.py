@@ -514,3 +514,14 @@ def test_a_record_matched_twice_points_at_its_first_error(index):
             "RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.\n")
     hit = top(index, text)
     assert hit.id == "fa1-backward-is-sm80-check" and hit.span[1] <= text.index("\n")
+
+
+def test_of_two_wrappers_the_one_printed_first_answers(index):
+    # torch's extension-build error inside pip's box, pip's summary after it: both only wrap the
+    # compiler's error (not in this paste); the inner one says more
+    text = ("      RuntimeError: Error compiling objects for extension\n"
+            "      [end of output]\n"
+            "  ERROR: Failed building wheel for flash-attn\n"
+            "ERROR: Failed to build installable wheels for some pyproject.toml based projects (flash-attn)\n")
+    got = index.match(text, limit=2)
+    assert [m.id for m in got] == ["flash-attn-build-extension-compile-failed", "flash-attn-pip-installable-wheels-failed"]
