@@ -34,6 +34,7 @@ MIN_EXACT_LITERAL = 8  # characters of literal text a template needs before an e
 MAX_CANDIDATES = 64
 FUZZY_MIN_RATIO = 88.0
 FUZZY_CANDIDATES = 12
+BARE_FUZZY_MIN = 0.83  # a reworded message as a bare site, with no frame in its package (see docs/lookup.md)
 FUZZY_MIN_COVERAGE = 0.7  # a reworded message still shares most of its words
 MIN_FUZZY_LITERAL = 30  # characters of literal text a fuzzy match needs ("q must be a CUDA tensor" is too little)
 MIN_CASELESS_LITERAL = 30  # characters of literal text a match that ignores case needs
@@ -415,7 +416,9 @@ class MatchIndex:
             lines = paste.message_lines()[-200:]
             if listed := _listed_lines(paste.text):
                 lines = [line for line in lines if not _on_a_listed_line(listed, line[0])]
-            hits += self._fuzzy(tried, lines)
+            # a reworded message answers as a bare site of a package no frame points to only when close
+            hits += [h for h in self._fuzzy(tried, lines) if h[0].record_ids or h[0].packages & paste.packages
+                     or h[1] >= BARE_FUZZY_MIN]
         if notices := [hit[2] for hit in hits if hit[0].notice]:
             hits = _outside_notices(hits, notices, paste.text)
         hits = refusals.weigh_reasons(hits, paste.text)

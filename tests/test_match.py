@@ -525,3 +525,12 @@ def test_of_two_wrappers_the_one_printed_first_answers(index):
             "ERROR: Failed to build installable wheels for some pyproject.toml based projects (flash-attn)\n")
     got = index.match(text, limit=2)
     assert [m.id for m in got] == ["flash-attn-build-extension-compile-failed", "flash-attn-pip-installable-wheels-failed"]
+
+
+def test_a_loosely_reworded_message_is_no_bare_site_without_its_package_in_the_frames(index):
+    # SageAttention's own dtype warning is close in words to a FlashInfer check, but no more
+    sage = ("Error running sage attention: Input tensors must be in dtype of torch.float16 or torch.bfloat16, "
+            "using pytorch attention instead.")
+    assert index.match(sage) == []
+    under = frame("/venv/lib/python3.12/site-packages/flashinfer/nvfp4_attention_sm120.py", 80, "_preprocess_qkv")
+    assert top(index, under + "ValueError: " + sage[len("Error running sage attention: "):]).kind == "site"
