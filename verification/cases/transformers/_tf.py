@@ -60,3 +60,43 @@ def flash_attn_installed() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("flash_attn") is not None
+
+
+# ---------------------------------------------------------------- release checks and log capture
+def version() -> tuple[int, ...]:
+    import re
+
+    import transformers
+
+    return tuple(int(x) for x in re.findall(r"\d+", transformers.__version__)[:3])
+
+
+def needs(ctx, low: str | None = None, below: str | None = None, why: str = "") -> None:
+    """Skip the step unless low <= transformers < below: the record's claim is about those releases."""
+    import transformers
+
+    have = version()
+    lo = tuple(int(x) for x in low.split(".")) if low else None
+    hi = tuple(int(x) for x in below.split(".")) if below else None
+    if (lo and have < lo) or (hi and have >= hi):
+        span = " and ".join(filter(None, [f">={low}" if low else "", f"<{below}" if below else ""]))
+        ctx.skip(f"needs transformers {span}{': ' + why if why else ''} (this is {transformers.__version__})")
+
+
+def fresh_once() -> None:
+    """transformers' logger.warning_once remembers every message it printed in this process (an
+    lru_cache); steps share a worker, so forget them before a step looks for (or for the absence of) one."""
+    import logging
+
+    import transformers.utils.logging  # noqa: F401 - installs Logger.warning_once
+
+    cached = getattr(logging.Logger, "warning_once", None)
+    if cached is not None and hasattr(cached, "cache_clear"):
+        cached.cache_clear()
+
+
+def refute(ctx, message: str, **observed):
+    from errkb.verify.case import Refuted
+
+    ctx.observed = observed or ctx.observed
+    raise Refuted(message)
