@@ -2,9 +2,11 @@
 being built with a window in their config and any attention other than flash_attention_2.
 
 Which model prints it depends on the release (the record's reading): Qwen2 with use_sliding_window
-on before 4.49; Qwen2/Qwen3 with only a sliding_window number (use_sliding_window off) in
-4.49-4.52; only Qwen2-VL / Qwen2.5-VL / Qwen2.5-Omni (use_sliding_window on) from 4.53. Tiny models
-built in code; the line goes through transformers' logger (warning_once)."""
+on before 4.49; Qwen2 (4.49-4.51) and Qwen3 (4.51-4.52) with only a sliding_window number
+(use_sliding_window off); Qwen2 with the flag on in 4.52; only Qwen2-VL / Qwen2.5-VL / Qwen2.5-Omni
+(use_sliding_window on) from 4.53. With the flag off, the sdpa/eager mask still applies the number in
+Qwen2 4.49-4.51 and Qwen3 4.51, and nowhere else (fix_1). Tiny models built in code; the line goes
+through transformers' logger (warning_once)."""
 
 from verification.cases.transformers._tf import fresh_once, needs, refute, version
 
@@ -46,33 +48,68 @@ def reproduce(ctx):
         ctx.note("Qwen2 with use_sliding_window=True, sdpa")
         ctx.expect_logged(LOGGER, qwen2(True))
     elif v < (4, 53):
-        # The spurious case: no window in use, only the number in the config.
-        ctx.note("Qwen2 (and Qwen3 where it exists) with use_sliding_window=False, sliding_window=4, sdpa")
-        ctx.expect_logged(LOGGER, qwen2(False))
+        if v < (4, 52):
+            # The case the record is about: only the number in the config, the flag off.
+            ctx.note("Qwen2 with use_sliding_window=False, sliding_window=4, sdpa")
+            ctx.expect_logged(LOGGER, qwen2(False))
+        else:
+            ctx.note("Qwen2 with use_sliding_window=True, sdpa (4.52 reads the flag)")
+            ctx.expect_logged(LOGGER, qwen2(True))
+            fresh_once()
+            ctx.not_logged(LOGGER, qwen2(False))
+            ctx.note("Qwen2 with use_sliding_window=False: nothing logged")
         if v >= (4, 51):
             fresh_once()
             text, _ = ctx.expect_logged(LOGGER, qwen2(False, cls="Qwen3"))
-            ctx.note(f"Qwen3 logs it too: {text!r}")
+            ctx.note(f"Qwen3 with use_sliding_window=False logs it too: {text!r}")
     else:
         ctx.note("Qwen2-VL's text model with use_sliding_window=True, sdpa")
         ctx.expect_logged(LOGGER, qwen2_vl_text())
 
 
+def cleared(cls, attn="sdpa"):
+    """The fix: a config with the flag off and a window number gets sliding_window=None before the
+    model is built from it."""
+    def run():
+        import transformers
+
+        config = getattr(transformers, f"{cls}Config")(use_sliding_window=False, sliding_window=WINDOW, **SIZE)
+        if not config.use_sliding_window:
+            config.sliding_window = None
+        return transformers.AutoModelForCausalLM.from_config(config, attn_implementation=attn)
+    return run
+
+
 def fix_1(ctx):
-    # With use_sliding_window off, the window number changes nothing: the same weights give the
-    # same logits with and without it on a sequence four times longer than the window.
+    # With use_sliding_window off, clearing sliding_window before building must (a) log nothing and
+    # (b) give the full-context logits (those of a model never given a number), on a sequence four
+    # times longer than the window. The record also says when the number mattered with the flag off:
+    # Qwen2 4.49-4.51 and Qwen3 4.51 window the sdpa mask anyway (logits differ), elsewhere they don't.
     t = ctx.torch
-    fresh_once()
+    v = version()
+    windowed = (4, 49) <= v < (4, 52)
+    classes = ["Qwen2"] + (["Qwen3"] if v >= (4, 51) else [])
     ctx.seed(0)
-    with_number = qwen2(False)()
-    without = qwen2(False, sliding_window=None)()
-    without.load_state_dict(with_number.state_dict())
     ids = t.randint(1, 128, (1, 4 * WINDOW))
-    with t.no_grad():
-        a, b = with_number(ids).logits, without(ids).logits
-    ctx.note(f"config after loading: use_sliding_window={with_number.config.use_sliding_window}, "
-             f"sliding_window={with_number.config.sliding_window}, attn={with_number.config._attn_implementation}")
-    ctx.close(a, b, atol=1e-5, what="logits with sliding_window=4 vs None (use_sliding_window off)")
+    for cls in classes:
+        fresh_once()
+        ctx.seed(0)
+        fixed = ctx.not_logged(LOGGER, cleared(cls))
+        full = qwen2(False, sliding_window=None, cls=cls)()
+        shipped = qwen2(False, cls=cls)()
+        for m in (full, shipped):
+            m.load_state_dict(fixed.state_dict())
+        with t.no_grad():
+            ref, out, raw = (m(ids).logits for m in (full, fixed, shipped))
+        ctx.close(out, ref, atol=1e-5, what=f"{cls}: logits with sliding_window cleared vs never set")
+        diff = float((raw - ref).abs().max())
+        ctx.note(f"{cls}: kept sliding_window={shipped.config.sliding_window} vs none, flag off: "
+                 f"max logit difference {diff:.3g}")
+        if windowed and diff < 1e-3:
+            refute(ctx, f"{cls}: the record says this release windows the sdpa mask with "
+                        f"use_sliding_window off, but the number changed nothing (max {diff:.3g})")
+        if not windowed:
+            ctx.close(raw, ref, atol=1e-5, what=f"{cls}: logits with sliding_window=4 vs None (flag off)")
 
 
 def fix_2(ctx):
