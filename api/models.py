@@ -90,10 +90,23 @@ class MatchOut(BaseModel):
     site: Site | None = None
 
 
+class EvidenceOut(BaseModel):
+    contains: str
+    package: str
+
+
+class WithheldOut(BaseModel):
+    id: str = Field(description="A record whose message the paste holds but which answers only when the paste names its library.")
+    needs: list[EvidenceOut] = Field(description="Text any one of which, in the paste, would let it answer.")
+
+
 class MatchResponse(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     matches: list[MatchOut]
+    withheld: list[WithheldOut] = Field(default=[], description=(
+        "Only when nothing matched: records whose message the paste holds but that need the paste to name "
+        "the library (a bare CUDA error line); not matches. Absent when there are matches."))
 
 
 class Health(BaseModel):

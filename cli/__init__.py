@@ -166,7 +166,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(json.dumps(body, indent=2))
         return 0 if body["matches"] else 1
     hits = lookup.explain(text, args.limit)
-    print(format_explained(hits))
+    print(format_explained(hits, [] if hits else lookup.withheld(text)))
     return 0 if hits else 1
 
 

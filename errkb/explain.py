@@ -11,11 +11,13 @@ import textwrap
 from errkb.lookup import Explained
 
 
+def wrap(text: str, indent: str = "  ") -> str:
+    return textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=" " * len(indent))
+
+
 def format_record(d: dict, fmt: str = "text") -> str:
     if fmt == "json":
         return json.dumps(d, indent=2)
-    def wrap(text: str, indent: str = "  ") -> str:
-        return textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=" " * len(indent))
 
     gpus = sorted({run["gpu"] for run in d["verified_in"]})
     where = f" on {', '.join(gpus)}" if gpus else ""
@@ -50,11 +52,18 @@ def format_record(d: dict, fmt: str = "text") -> str:
     return "\n".join(lines)
 
 
-def format_explained(hits: list[Explained]) -> str:
-    """Matches as text (their JSON is what POST /v1/match answers)."""
+def format_explained(hits: list[Explained], withheld: list[tuple[dict, list[str]]] = ()) -> str:
+    """Matches as text (their JSON is what POST /v1/match answers); with none, the records
+    the paste's message belongs to once it names the library (`Lookup.withheld`)."""
     if not hits:
-        return ("No known attention-backend error found in this text.\n"
-                "A bare CUDA error line does not say which library raised it: paste the whole traceback or log.")
+        lines = ["No known attention-backend error found in this text."]
+        if withheld:
+            lines += ["Its message is explained by these records, but the text does not say which library raised it",
+                      "(paste the whole traceback or log; it answers when the text names one of the words listed):"]
+            lines += [wrap(f"{d['id']}: {d['title']} [needs: {', '.join(needs)}]", "  - ") for d, needs in withheld]
+        else:
+            lines.append("A bare CUDA error line does not say which library raised it: paste the whole traceback or log.")
+        return "\n".join(lines)
     out = []
     for hit in hits:
         m = hit.match

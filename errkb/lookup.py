@@ -13,6 +13,7 @@ from pathlib import Path
 from errkb import index_cache
 from errkb.match import Match
 from errkb.match_json import MatchJsonWriter
+from errkb.paste import parse
 
 
 @dataclass
@@ -42,6 +43,12 @@ class Lookup:
         return [Explained(m, self.record(m.id) if m.kind == "record" else None,
                           json.loads(self._sites[m.id]) if m.kind == "site" else None)
                 for m in self.index.match(text, limit)]
+
+    def withheld(self, text: str) -> list[tuple[dict, list[str]]]:
+        """For a paste nothing matched: the records it would need to name a library for (their
+        detail, and the texts that would do), see MatchIndex.withheld."""
+        return [(self.record(record_id), [ref.contains for ref in refs])
+                for record_id, refs in self.index.withheld(parse(text))]
 
     def record(self, record_id: str) -> dict | None:
         raw = self._records.get(record_id)

@@ -395,6 +395,21 @@ class MatchIndex:
         paste, ranked = self.ranked(text, limit, exhaustive)
         return [self._match(match_id, kind, score, hit, paste) for match_id, kind, score, hit in ranked]
 
+    def withheld(self, paste: Paste, limit: int = 3) -> list[tuple[str, tuple[EvidenceRef, ...]]]:
+        """Records whose message the paste holds word for word but which answer only when the
+        paste names their library (`evidence`), and it names none: a bare `no kernel image`
+        line. Not matches (such a line is more often some other CUDA project's, see
+        docs/lookup.md), but what to read and what the paste would need; the broadest first
+        (the generic record says how to tell the libraries apart). For a paste nothing matched."""
+        evidence_of, found = self.evidence_of, {}
+        for entry, score, *_ in self._exact_hits(paste.message_text, paste.text, paste):
+            for record_id in entry.record_ids:
+                refs = evidence_of.get(record_id)
+                if refs and score + RECORD_BONUS >= MIN_SCORE and not any(e.contains in paste.original for e in refs):
+                    found[record_id] = refs
+        breadth = self.evidence_breadth
+        return sorted(found.items(), key=lambda item: (-breadth[item[0]], item[0]))[:limit]
+
     def ranked(self, text: str, limit: int = 5, exhaustive: bool = False) -> tuple[Paste, list[Ranked]]:
         """The cleaned paste and its best hits, best first, as plain tuples: `match` makes them
         Match objects, the API writes them as JSON straight away (see `kb.match_json`)."""

@@ -34,7 +34,12 @@ class MatchJsonWriter:
             if len(parts) > 1:
                 parts.append(b",")
             parts += (head[:-1], self._closing(match_id, kind, entry, entry.seen_from(pointed).order))
-        parts.append(b"]}")
+        parts.append(b"]")
+        if not ranked:  # what the paste would need to name (see MatchIndex.withheld)
+            withheld = [{"id": record_id, "needs": [ref._asdict() for ref in refs]}
+                        for record_id, refs in self.index.withheld(paste)]
+            parts += (b',"withheld":', orjson.dumps(withheld))
+        parts.append(b"}")
         return b"".join(parts)
 
     def _closing(self, match_id: str, kind: str, entry: Entry, order: tuple[str, ...]) -> bytes:

@@ -72,6 +72,24 @@ def test_text_without_a_known_error_says_so(server, browser):
     assert browser.find_elements(By.CSS_SELECTOR, "#results article") == []
 
 
+def test_a_bare_cuda_line_lists_the_records_it_needs_a_library_for(server, browser):
+    """No match, but the generic record and the library-specific ones are offered, with the
+    words that would let them answer, each linked to its page."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(server + "/")
+    browser.find_element(By.ID, "paste").send_keys("RuntimeError: CUDA error: no kernel image is available for execution on the device")
+    browser.find_element(By.ID, "explain").click()
+    box = WebDriverWait(browser, 15).until(ec.presence_of_element_located((By.CSS_SELECTOR, "#results article.withheld")))
+    assert "does not say which library" in browser.find_element(By.ID, "status").text
+    first = box.find_element(By.CSS_SELECTOR, "li")
+    assert first.get_attribute("data-id") == "cuda-no-kernel-image" and "flash_attn" in first.text
+    first.find_element(By.TAG_NAME, "a").click()
+    WebDriverWait(browser, 10).until(ec.url_contains("/errors/cuda-no-kernel-image"))
+
+
 # ---------------------------------------------------------------- issue 16 item 7
 # Every wait below is on a DOM condition with a generous bound, never on the clock.
 

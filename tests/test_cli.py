@@ -61,6 +61,10 @@ def test_explain_prints_the_record_and_exits_1_on_no_match():
     assert "What it means:" in proc.stdout and "Fixes:" in proc.stdout
     none = explain(stdin="hello world, all is well")
     assert none.returncode == 1 and none.stdout.startswith("No known attention-backend error")
+    bare = explain(stdin="RuntimeError: CUDA error: no kernel image is available for execution on the device")
+    assert bare.returncode == 1 and "  - cuda-no-kernel-image: " in bare.stdout and "[needs: flash_attn," in bare.stdout
+    assert json.loads(explain("--format", "json", stdin="no kernel image is available for execution")
+                      .stdout)["withheld"][0]["id"] == "cuda-no-kernel-image"
 
 
 def test_explain_prints_a_bare_site_with_the_releases_that_raise_it(dataset):

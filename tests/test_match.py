@@ -534,3 +534,18 @@ def test_a_loosely_reworded_message_is_no_bare_site_without_its_package_in_the_f
     assert index.match(sage) == []
     under = frame("/venv/lib/python3.12/site-packages/flashinfer/nvfp4_attention_sm120.py", 80, "_preprocess_qkv")
     assert top(index, under + "ValueError: " + sage[len("Error running sage attention: "):]).kind == "site"
+
+
+def test_a_bare_line_of_records_that_need_evidence_offers_them_as_withheld(index):
+    """No match (such a line is more often another CUDA project's), but the records that hold
+    it are offered with the words that would let them answer, the generic one first."""
+    from errkb.paste import parse
+
+    bare = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    assert index.match(bare) == []
+    withheld = dict(index.withheld(parse(bare)))
+    assert next(iter(withheld)) == "cuda-no-kernel-image"
+    assert "fa2-no-kernel-image" in withheld and "flash_attn_2_cuda" in {e.contains for e in withheld["fa2-no-kernel-image"]}
+    named = bare + "\n  File \"/venv/lib/python3.12/site-packages/flash_attn/flash_attn_interface.py\", line 90, in _flash_attn_forward"
+    assert index.match(named)[0].id == "fa2-no-kernel-image"  # with the library named it is a match
+    assert index.withheld(parse("all good here, nothing failed")) == []

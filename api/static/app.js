@@ -144,6 +144,22 @@ function renderSite(m, i, matches) {
     el("p", {}, "Raised in " + s.package + " at " + s.path + " (versions " + s.occurrences.map(o => o.version).join(", ") + ")"));
 }
 
+// No match, but records whose message the paste holds once it names their library (a bare
+// CUDA error line): listed as what to read and what the paste would need, not as matches.
+function renderWithheld(withheld) {
+  status.textContent = "No known error found in this text." + (withheld.length ?
+    " Its message belongs to the records below, but the text does not say which library raised it: " +
+    "paste the whole traceback or log." :
+    " A bare CUDA error line does not say which library raised it: paste the whole traceback or log.");
+  if (!withheld.length) return;
+  const list = el("ul", { class: "withheld" });
+  for (const w of withheld) {
+    list.append(el("li", { "data-id": w.id }, el("a", { href: "/errors/" + encodeURIComponent(w.id) }, w.id),
+      ": answers when the text names " + w.needs.map(n => n.contains).join(", ")));
+  }
+  results.append(el("article", { class: "match withheld" }, el("h2", {}, "Not a match yet"), list));
+}
+
 // ------------------------------------------------------------------ the lookup and its URL
 
 const form = document.getElementById("paste-form");
@@ -187,7 +203,7 @@ async function lookup(text) {
     if (mine !== lookups) return;
     if (!resp.ok) { status.textContent = body.detail || ("Error " + resp.status); return; }
     const matches = body.matches;
-    if (!matches.length) { status.textContent = "No known error found in this text. A bare CUDA error line does not say which library raised it: paste the whole traceback or log."; return; }
+    if (!matches.length) { renderWithheld(body.withheld || []); return; }
     status.textContent = matches.length === 1 ? "1 match" : matches.length + " matches, best first";
     matches.forEach((m, i) => results.append(m.kind === "record" ? renderRecord(m, i, matches) : renderSite(m, i, matches)));
   } catch (err) {
