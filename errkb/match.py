@@ -645,6 +645,10 @@ class MatchIndex:
                         continue
                     own_score = min(1.0, score + EVIDENCE_BONUS)
                     own_hit = (*hit[:4], [*hit[4], f"the paste names {named.contains} ({named.package})"])
+                if named is not None and (source := _source_file_on_line(paste.text, hit[2])) \
+                        and not any(e.contains in source for e in evidence_of[match_id]) \
+                        and not ATTENTION_SOURCE.search(source):
+                    continue  # the line names the kernel file that failed, and it is no attention library's
                 if match_id in file_evidence_of and (failed := _file_named_before(paste.text, hit[2][0])):
                     if (covered := next((e for e in file_evidence_of[match_id] if e.contains in failed), None)) is None:
                         continue  # another library's file failed
@@ -753,6 +757,22 @@ _FILE_BEFORE = re.compile(r"(\S+?\.(?:so|pyd|dll)(?:\.\d+)*)[:\s]*\Z")
 
 
 _INSTALL_DIR = re.compile(r".*[/\\](?:site|dist)-packages[/\\]")
+
+
+# A C++/CUDA source file named on the message's own line: `CUDA error: ... (at D:\x\gemv_awq.cu:313)`,
+# `CUDA error (/x/hopper/flash_fwd_launch_template.h:188): ...`: the kernel that failed.
+# Only in parentheses: a compiler's `x.h:30:10: error:` names a header, not the failed kernel.
+_SOURCE_FILE = re.compile(r"\((?:at )?([\w.\-/\\:]+\.(?:cu|cuh|cpp|cc|cxx|h|hpp))(?=[:)])")
+# Words of an attention library's own file names (flash_fwd_*, fmha_*, mha_*, *_attn_*, sdp_utils, ...).
+ATTENTION_SOURCE = re.compile(r"attn|attention|fmha|flash|mha|mla|sdp", re.IGNORECASE)
+
+
+def _source_file_on_line(text: str, span: tuple[int, int]) -> str | None:
+    """The source file(s) the matched line names, joined, or None."""
+    start = text.rfind("\n", 0, span[0]) + 1
+    end = text.find("\n", span[1])
+    files = _SOURCE_FILE.findall(text, start, len(text) if end < 0 else end)
+    return " ".join(files) or None
 
 
 def _file_named_before(text: str, start: int) -> str | None:

@@ -549,3 +549,15 @@ def test_a_bare_line_of_records_that_need_evidence_offers_them_as_withheld(index
     named = bare + "\n  File \"/venv/lib/python3.12/site-packages/flash_attn/flash_attn_interface.py\", line 90, in _flash_attn_forward"
     assert index.match(named)[0].id == "fa2-no-kernel-image"  # with the library named it is a match
     assert index.withheld(parse("all good here, nothing failed")) == []
+
+
+def test_a_cuda_error_naming_another_librarys_kernel_file_is_not_an_attention_records(index):
+    """`(at ...\\gemv_awq.cu:313)` on the message's own line says which kernel failed: a
+    quantization kernel, so `xformers` elsewhere in the paste (a version banner) does not make
+    it xFormers' error. An attention library's file on that line still answers."""
+    banner = "\nxformers version: 0.0.29.post3\n"
+    other = "CUDA error: no kernel image is available for execution on the device (at D:\\Project\\src\\kernels\\awq\\gemv_awq.cu:313)"
+    assert index.match(other + banner) == []
+    flash = "CUDA error: no kernel image is available for execution on the device (at D:\\Project\\src\\kernels\\flash_fwd_hdim128.cu:313)"
+    assert index.match(flash + banner)
+    assert top(index, "CUDA error: no kernel image is available for execution on the device" + banner).id == "xformers-no-kernel-image"
