@@ -355,8 +355,8 @@ class MatchIndex:
                             for r in dataset.records if r.evidence}
         self.file_evidence_of = {r.id: tuple(EvidenceRef(e.contains, e.package) for e in r.failing_file)
                                  for r in dataset.records if r.failing_file}
-        # wrappers and advisory warnings: when another record matches too, that one answers first
-        self.wrappers = frozenset(r.id for r in dataset.records if r.wraps_cause or r.advisory)
+        # wrappers, advisory warnings and catch-alls: when another record matches too, that one answers first
+        self.wrappers = frozenset(r.id for r in dataset.records if r.wraps_cause or r.advisory or r.catch_all)
         # Each entry's text up to its first placeholder, sorted, to find what a cut-off line begins.
         self.heads = sorted((head, i) for i, e in enumerate(self.entries)
                             if len(head := " ".join(templates.parse(e.template)[0][0].split())) >= MIN_CUT_PREFIX)

@@ -265,6 +265,10 @@ class Record(_Strict):
         "(a feature the chosen backend lacks, results that may differ), printed at start-up whether or not "
         "anything fails later: when another record also matches the paste, that record answers first and this "
         "one follows, as for wraps_cause.")
+    catch_all: bool = Field(
+        default=False, description="A record for a message shape that many specific records share (any name "
+        "missing from an attention library's module): when another record also matches the paste, that record "
+        "answers first and this one follows, as for wraps_cause.")
     entry_points: list[EntryPoint] = Field(
         default=[], description="Servers, engines and model loading through which users reach the message; "
         "each is checked by the case step entry_<kind>. Empty when users reach it only by calling a library themselves.")

@@ -573,3 +573,15 @@ def test_xformers_extension_failure_answers_with_or_without_its_log_prefix(index
                "     query       : shape=(1, 27, 32, 128) (torch.float16)\n")
     assert top(index, "WARNING[XFORMERS]: " + text + "\n" + refusal).id == "xformers-cpp-extensions-unavailable"
     assert top(index, refusal).id == "xformers-no-operator-found"
+
+
+def test_a_catch_all_answers_only_where_no_specific_record_does(index):
+    """`cannot import name` from an attention library's module: the catch-all record answers a
+    name no record knows, a specific record answers its own name before it (though the catch-all
+    names its evidence and the specific one names none), and other modules get nothing."""
+    new_name = "ImportError: cannot import name 'is_flash_attn_greater_or_equal_2_10' from 'transformers.modeling_flash_attention_utils' (/x/y.py)"
+    assert top(index, new_name).id == "attention-module-cannot-import-name"
+    known = "ImportError: cannot import name 'flash_attn_unpadded_qkvpacked_func' from 'flash_attn.flash_attn_interface' (/x/y.py)"
+    got = [m.id for m in index.match(known)]
+    assert got[0] == "fa1-unpadded-func-import-on-fa2" and "attention-module-cannot-import-name" in got
+    assert index.match("ImportError: cannot import name 'PeftConfig' from 'peft.utils' (/x/peft/utils/__init__.py)") == []
