@@ -579,7 +579,7 @@ def test_a_catch_all_answers_only_where_no_specific_record_does(index):
     """`cannot import name` from an attention library's module: the catch-all record answers a
     name no record knows, a specific record answers its own name before it (though the catch-all
     names its evidence and the specific one names none), and other modules get nothing."""
-    new_name = "ImportError: cannot import name 'is_flash_attn_greater_or_equal_2_10' from 'transformers.modeling_flash_attention_utils' (/x/y.py)"
+    new_name = "ImportError: cannot import name '_flash_attention_new_helper' from 'transformers.modeling_flash_attention_utils' (/x/y.py)"
     assert top(index, new_name).id == "attention-module-cannot-import-name"
     known = "ImportError: cannot import name 'flash_attn_unpadded_qkvpacked_func' from 'flash_attn.flash_attn_interface' (/x/y.py)"
     got = [m.id for m in index.match(known)]
