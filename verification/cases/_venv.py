@@ -157,9 +157,32 @@ def _tmp_root() -> Path:
             _root.append(Path(keep))
             _root[0].mkdir(parents=True, exist_ok=True)
         else:
-            _root.append(Path(tempfile.mkdtemp(prefix="errkb-venvs-")))
+            sweep_stale_roots()
+            _root.append(Path(tempfile.mkdtemp(prefix=f"errkb-venvs-{os.getpid()}-")))
             atexit.register(shutil.rmtree, _root[0], True)
     return _root[0]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_roots(parent: Path | None = None) -> list[Path]:
+    """Remove the environments of workers that are gone: the runner kills a worker that overruns
+    a step, or that takes long to exit, so its atexit clean-up may never run (gigabytes of torch)."""
+    removed = []
+    for root in Path(parent or tempfile.gettempdir()).glob("errkb-venvs-*-*"):
+        pid = root.name.split("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(root, ignore_errors=True)
+            removed.append(root)
+    return removed
 
 
 def interpreter(version: str | None = None) -> str | None:
