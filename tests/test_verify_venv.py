@@ -1,0 +1,166 @@
+"""The helpers of the install/build cases (verification/cases/_venv.py, _builds.py): reading what
+pip, uv and Python printed back into exceptions and warnings, and running a tool without ever
+hanging. No network and no package installs: the tool runs here are this Python on short scripts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from errkb.verify.case import Context, Refuted, Skip
+from verification.cases import _builds, _venv
+
+# What pip 26.3 printed for `pip install flash-attn==2.8.3` in an environment without torch (cut).
+PIP_BOX = """\
+Collecting flash-attn==2.8.3
+  Getting requirements to build wheel: finished with status 'error'
+  error: subprocess-exited-with-error
+
+  × Getting requirements to build wheel did not run successfully.
+  │ exit code: 1
+  ╰─> [23 lines of output]
+      Traceback (most recent call last):
+        File "<string>", line 22, in <module>
+      ModuleNotFoundError: No module named 'torch'
+      [end of output]
+
+  note: This error originates from a subprocess, and is likely not a problem with pip.
+ERROR: Failed to build 'flash-attn' when getting requirements to build wheel
+"""
+
+# The same with -v: setup.py's output streams above the box.
+PIP_VERBOSE = """\
+  Traceback (most recent call last):
+    File "<string>", line 22, in <module>
+  ModuleNotFoundError: No module named 'torch'
+  error: subprocess-exited-with-error
+
+  × Getting requirements to build wheel did not run successfully.
+  │ exit code: 1
+  ╰─> No available output.
+"""
+
+UV_HINT = """\
+      ModuleNotFoundError: No module named 'torch'
+
+      hint: This error likely indicates that `flash-attn@2.8.3` depends
+      on `torch`, but doesn't declare it as a build dependency. If
+"""
+
+WARNED = ("/tmp/x/setup.py:106: UserWarning: flash_attn was requested, but nvcc was not found.  Are you sure\n"
+          "Traceback (most recent call last):\n"
+          "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n")
+
+
+def _ctx(error_class: str, template: str, kind: str = "error") -> Context:
+    return Context({"error_class": error_class, "template": template, "kind": kind}, "reproduce")
+
+
+def test_exception_lines_read_indented_tracebacks():
+    assert _venv.exception_lines(PIP_BOX) == [("ModuleNotFoundError", "No module named 'torch'")]
+    assert _venv.exception_lines(WARNED)[-1][0] == "OSError"
+    assert _venv.exception_lines("Collecting x\nERROR: nothing here\n") == []
+
+
+def test_warning_lines():
+    assert _venv.warning_lines(WARNED) == [("UserWarning", "flash_attn was requested, but nvcc was not found.  Are you sure")]
+
+
+def test_reraise_gives_the_printed_class_and_message():
+    with pytest.raises(ModuleNotFoundError, match="No module named 'torch'"):
+        _venv.reraise(PIP_BOX, "No module named 'torch'")
+    _venv.reraise(PIP_BOX, "No module named 'numpy'")  # no instance: nothing raised
+    with pytest.raises(OSError):
+        _venv.reraise(WARNED, cls="OSError")
+    odd = _venv.exception_class("pkg.SomeBuildError")
+    assert odd.__name__ == "SomeBuildError" and issubclass(odd, Exception)
+    assert issubclass(_venv.exception_class("SetuptoolsDeprecationWarning", Warning), Warning)
+
+
+def test_tool_message_joins_wrapped_lines_and_names_the_tool():
+    template = "This error likely indicates that {dist} depends on {dependency}, but doesn't declare it as a build dependency."
+    assert _venv.tool_message(UV_HINT, template).startswith("This error likely indicates that `flash-attn@2.8.3` depends on")
+    with pytest.raises(_venv.ToolMessage) as got:
+        _venv.raise_tool_message("uv", UV_HINT, template)
+    assert type(got.value).__name__ == "uv"
+    _venv.raise_tool_message("uv", "nothing", template)  # no instance: nothing raised
+
+
+def test_a_tool_message_is_judged_against_the_record_class():
+    ctx = _ctx("pip subprocess-exited-with-error", "Getting requirements to build {target} did not run successfully.")
+    ctx.expect_error(_venv.raise_tool_message, "pip", PIP_BOX, ctx.record["template"])
+    assert ctx.observed["match"] == "full"
+    other = _ctx("uv build failure", "Getting requirements to build {target} did not run successfully.")
+    with pytest.raises(Refuted):  # pip printed it, the record says uv
+        other.expect_error(_venv.raise_tool_message, "pip", PIP_BOX, other.record["template"])
+
+
+def test_reemitted_warnings_reach_expect_warning():
+    ctx = _ctx("UserWarning", "{option} was requested, but nvcc was not found.  Are you sure", kind="warning")
+    ctx.expect_warning(_builds.reemit_warnings, WARNED)
+    assert ctx.observed["class"] == "UserWarning"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _builds.reemit_warnings("no warnings here\n")
+
+
+def test_box_names_cause_inside_or_above_the_box():
+    ctx = _ctx("pip x", "y")
+    _builds.box_names_cause(ctx, _venv.Run(["pip"], 1, PIP_BOX))
+    assert "inside pip's box: ModuleNotFoundError" in ctx.notes[-1]
+    _builds.box_names_cause(ctx, _venv.Run(["pip"], 1, PIP_VERBOSE))
+    assert ctx.notes[-1].startswith("above pip's box")
+    with pytest.raises(AssertionError):
+        _builds.box_names_cause(ctx, _venv.Run(["pip"], 1, "  × Something did not run successfully.\n  ╰─> nothing\n"))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_past_metadata_refutes_on_the_record_message_and_skips_otherwise():
+    ctx = _ctx("ModuleNotFoundError", "No module named 'torch'")
+    with pytest.raises(ModuleNotFoundError):
+        _builds.past_metadata(ctx, _venv.Run(["pip"], 1, PIP_BOX), "No module named 'torch'")
+    with pytest.raises(Skip):
+        _builds.past_metadata(ctx, _venv.Run(["pip"], 1, WARNED), "No module named 'torch'")
+    _builds.past_metadata(ctx, _venv.Run(["pip"], None, "Preparing metadata (pyproject.toml): finished with status 'done'\n",
+                                         stopped=True), "No module named 'torch'")
+
+
+def test_run_stops_at_the_expected_line_and_at_the_timeout():
+    code = "import sys, time\nprint('first', flush=True)\nprint('STOP here', flush=True)\ntime.sleep(120)\n"
+    res = _venv.run([sys.executable, "-c", code], timeout=120, stop_at=r"STOP")
+    assert res.stopped and not res.timed_out and "first" in res.output
+    res = _venv.run([sys.executable, "-c", "import time; time.sleep(120)"], timeout=0.5)
+    assert res.timed_out and not res.stopped and res.returncode != 0
+    res = _venv.run([sys.executable, "-c", "print('ok')"], timeout=120)
+    assert res.returncode == 0 and res.output.strip() == "ok" and not (res.stopped or res.timed_out)
+
+
+def test_build_started_matches_pip_lines():
+    import re
+
+    pattern = re.compile(_builds.build_started("flash-attn"))
+    assert pattern.search("  Preparing metadata (pyproject.toml): finished with status 'done'")
+    assert pattern.search("  Preparing metadata (setup.py): finished with status 'done'")
+    assert pattern.search("Building wheel for flash-attn (pyproject.toml): started")
+    assert not pattern.search("  Preparing metadata (pyproject.toml): finished with status 'error'")
+
+
+def test_summary_of_a_run_in_a_namespace_names_the_command():
+    wrapped = ["unshare", "-m", "--propagation", "private", "sh", "-c", "script", "sh", "python", "-m", "pip"]
+    text = _venv.Run(wrapped, 1, "").summary()
+    assert text.startswith("`python -m pip` (in a mount namespace without a CUDA toolkit)")
+
+
+def test_sweep_removes_only_roots_of_dead_workers(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = tmp_path / f"errkb-venvs-{dead.stdout.strip()}-abc"
+    mine = tmp_path / f"errkb-venvs-{os.getpid()}-def"
+    other = tmp_path / "errkb-venvs-notapid"
+    for folder in (gone, mine, other):
+        (folder / "torch-26.3").mkdir(parents=True)
+    assert _venv.sweep_stale_roots(tmp_path) == [gone]
+    assert not gone.exists() and mine.exists() and other.exists()

@@ -1,0 +1,239 @@
+"""Pins and shared runs of the install/build cases (verification/cases/env-build, env-modules).
+
+Every run happens in a throwaway virtual environment (verification/cases/_venv.py) and is made
+once per worker process: records about the same pip run (the `No module named 'torch'` inside
+pip's `Getting requirements to build wheel` box is one run, read by two records) share its output,
+and each step notes the command and the versions it ran with.
+
+Pins (docs/verification.md, "Install and build records on the CPU"):
+- pip 26.3 (PEP 517 only, isolated builds by default) and pip 24.2 with setuptools 80.9.0 and
+  wheel 0.45.1 present (so it takes the legacy `setup.py egg_info` route for a project without
+  pyproject.toml);
+- flash-attn 2.8.3 and xformers 0.0.16 (no wheel for CPython 3.11: pip takes the sdist) from PyPI;
+- torch 2.14.1 (PyPI's Linux build, CUDA 13.0, with its nvidia-* wheels) where a step needs torch
+  installed first: a CPU-only torch would not do, since torch.utils.cpp_extension sets CUDA_HOME
+  to None whenever torch was built without CUDA (torch 2.13.0+cpu, cpp_extension.py line 359), and
+  flash-attn's setup.py then stops on that before the wheel build. ERRKB_VERIFY_TORCH overrides the
+  requirement; ERRKB_VERIFY_TORCH_ARGS adds pip arguments such as an --index-url.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from verification.cases import _venv
+
+PIP = "26.3"
+PIP_LEGACY = "24.2"
+SETUPTOOLS = "80.9.0"
+WHEEL = "0.45.1"
+FLASH_ATTN = "flash-attn==2.8.3"
+XFORMERS_SDIST = "xformers==0.0.16"
+
+
+def torch_requirement() -> list[str]:
+    return [os.environ.get("ERRKB_VERIFY_TORCH", "torch==2.14.1"),
+            *shlex.split(os.environ.get("ERRKB_VERIFY_TORCH_ARGS", ""))]
+
+
+_runs: dict[tuple, _venv.Run] = {}
+
+
+def _noted(ctx, env: _venv.Venv, key: tuple, res: _venv.Run) -> _venv.Run:
+    for note in env.notes:
+        ctx.note(note)
+    ctx.note(res.summary() + ("" if key not in _runs else " (output shared with the other steps of this run)"))
+    _runs.setdefault(key, res)
+    return res
+
+
+def fresh_install(ctx, requirement: str, *, pip: str = PIP, legacy: bool = False, extra=(), timeout: float = 900):
+    """`pip install <requirement>` in a new environment that has no torch: pip `pip`, with setuptools and
+    wheel installed when `legacy` (pip <= 25.2 then runs setup.py egg_info itself)."""
+    key = ("fresh", requirement, pip, legacy, tuple(extra))
+    if key in _runs:
+        return _noted(ctx, _venv.venv(ctx, "fresh-" + pip + ("-legacy" if legacy else "")), key, _runs[key])
+    install = [f"setuptools=={SETUPTOOLS}", f"wheel=={WHEEL}"] if legacy else []
+    env = _venv.venv(ctx, "fresh-" + pip + ("-legacy" if legacy else ""), pip=pip, install=install)
+    return _noted(ctx, env, key, env.pip("install", *extra, requirement, timeout=timeout))
+
+
+def with_torch(ctx, pip: str = PIP) -> _venv.Venv:
+    """An environment where torch is installed first, with the build tools flash-attn's README and
+    the records' fixes name (packaging, ninja, wheel, setuptools, psutil)."""
+    return _venv.venv(ctx, "torch-" + pip, pip=pip,
+                      install=[*torch_requirement(), "packaging", "ninja", "psutil", f"wheel=={WHEEL}",
+                               f"setuptools=={SETUPTOOLS}"])
+
+
+def build_started(package: str) -> str:
+    """pip's line when the metadata step is done (setup.py imported torch and read the CUDA toolkit
+    at its top), or when it starts building `package`'s wheel: whichever comes first. Stopping there
+    keeps pip from resolving and downloading the package's pinned dependencies (an old torch)."""
+    return rf"Preparing metadata \((?:setup\.py|pyproject\.toml)\): finished with status 'done'|Building wheel for {package}\b"
+
+
+def pip_argv(ctx, env: _venv.Venv, pip: str) -> list:
+    """How to run pip `pip` with env's Python: its own pip when that is the version, else pip's wheel
+    from PyPI run as a zip (`python pip-X-py3-none-any.whl/pip ...`), which leaves env unchanged."""
+    if pip == PIP:
+        return [env.python, "-m", "pip"]
+    folder = _venv.cache_dir() / "pip-wheels"
+    wheel = folder / f"pip-{pip}-py3-none-any.whl"
+    if not wheel.is_file():
+        got = env.pip("download", "--no-deps", "--only-binary", ":all:", f"pip=={pip}", "-d", folder, timeout=300)
+        if not wheel.is_file():
+            ctx.skip(f"could not fetch pip {pip}'s wheel: {got.tail(300)}")
+    return [env.python, wheel / "pip"]
+
+
+def no_isolation_install(ctx, requirement: str, package: str, *, pip: str = PIP, wrap=None, env_extra=None,
+                         timeout: float = 900):
+    """`pip install --no-build-isolation <requirement>` (pip `pip`) in with_torch()'s environment,
+    stopped as soon as pip starts building the wheel (compiling flash-attn's CUDA kernels takes hours;
+    what the records' fixes claim is settled before). `wrap` turns the argv into another (without_toolkit)."""
+    env = with_torch(ctx)
+    argv = [*pip_argv(ctx, env, pip), "install", "--no-build-isolation", requirement]
+    if wrap is not None:
+        argv = wrap(ctx, argv)
+    key = ("no-isolation", requirement, pip, bool(wrap), tuple(sorted((env_extra or {}).items())))
+    if key in _runs:
+        return _noted(ctx, env, key, _runs[key])
+    res = _venv.run(argv, env=_venv.tool_env(VIRTUAL_ENV=str(env.path), **(env_extra or {})), timeout=timeout,
+                    stop_at=build_started(package))
+    ctx.note(f"pip {pip}")
+    return _noted(ctx, env, key, res)
+
+
+def reemit_warnings(output: str) -> None:
+    """Emit again, in this process, every warning the tool's output shows (so ctx.expect_warning and
+    ctx.call see what setup.py warned)."""
+    import warnings
+
+    for category, message in _venv.warning_lines(output):
+        warnings.warn(message, _venv.exception_class(category, Warning), stacklevel=2)
+
+
+def past_metadata(ctx, res: _venv.Run, template: str) -> None:
+    """A fix's check: pip got as far as building the wheel, and did not print the record's message on the
+    way. The record's message refutes (raised as what printed it, or warned again); stopping for
+    another reason is no verdict (skipped, with what stopped it)."""
+    reemit_warnings(res.output)
+    _venv.reraise(res.output, template)
+    if _venv.tool_message(res.output, template):
+        raise _venv.ToolMessage(_venv.tool_message(res.output, template))
+    if not res.stopped:
+        causes = _venv.exception_lines(res.output)
+        ctx.skip(f"pip stopped before building the wheel, for another reason ({causes[-1] if causes else res.tail(400)})")
+    ctx.note("pip got past setup.py's metadata step (stopped there: the compile itself was not run)")
+
+
+def box_names_cause(ctx, res: _venv.Run) -> None:
+    """A 'read the captured output' fix: setup.py's output, which pip shows inside its box (or, with
+    -v, streams above a box that then says 'See above for output.' or 'No available output.'),
+    ends in the exception that stopped setup.py."""
+    lines = res.output.splitlines()
+    heading = next((i for i, line in enumerate(lines) if line.strip().startswith("×")), None)
+    if heading is None:
+        raise AssertionError(f"pip drew no error box: {res.tail(600)}")
+    end = next((i for i in range(heading, len(lines)) if "[end of output]" in lines[i]), None)
+    where = "inside pip's box" if end is not None else "above pip's box (streamed by -v)"
+    upto = "\n".join(lines[: (end if end is not None else heading)])
+    causes = _venv.exception_lines(upto)
+    if not causes:
+        raise AssertionError(f"no exception line in setup.py's output: {upto[-600:]}")
+    box = " ".join(lines[heading + 2].split()) if heading + 2 < len(lines) else ""
+    ctx.note(f"{where}: {causes[-1][0]}: {causes[-1][1][:300]}" + ("" if end is not None else f"; the box: {box[:120]}"))
+
+# ---------------------------------------------------------------- uv
+
+UV = "0.9.0"
+
+
+def uv_install(ctx, requirement: str, *, uv: str = UV, extra=(), timeout: float = 900) -> _venv.Run:
+    """`uv pip install <requirement>` (uv `uv`, from its PyPI wheel) into a new environment made by
+    `uv venv` with this Python, which has no torch. uv's cache is ERRKB_VERIFY_CACHE's: uv resolves
+    flash-attn's dependencies from the sdist's metadata and downloads them (torch and its CUDA
+    wheels, 2.5 GB) while the build runs, so the first run is the slow one."""
+    key = ("uv", requirement, uv, tuple(extra))
+    tool = _venv.venv(ctx, f"uv-{uv}-tool", install=[f"uv=={uv}"])
+    target = _venv._tmp_root() / f"uv-{uv}-target"
+    if key in _runs:
+        return _noted(ctx, tool, key, _runs[key])
+    if not (target / "bin" / "python").exists():
+        made = _venv.run([tool.bin("uv"), "venv", "-q", target, "--python", _venv.interpreter()], timeout=300)
+        if made.returncode != 0:
+            raise RuntimeError(f"uv venv failed: {made.tail()}")
+    res = _venv.run([tool.bin("uv"), "pip", "install", "--python", target / "bin" / "python", *extra, requirement],
+                    timeout=timeout)
+    ctx.note(f"uv {uv}; target environment made by `uv venv` with Python {_venv.interpreter()}")
+    return _noted(ctx, tool, key, res)
+
+
+# flash-attn's setup.py prints this from its bdist_wheel command, after importing torch and reading
+# the toolkit at its top (v2.8.3 setup.py): uv is then past everything but the compile.
+FA_BDIST_LINE = r"Guessing wheel URL"
+
+
+def uv_no_isolation_install(ctx, requirement: str, *, uv: str = UV, timeout: float = 900) -> _venv.Run:
+    """`uv pip install -v --no-build-isolation <requirement>` into with_torch()'s environment, stopped once
+    flash-attn's setup.py runs its bdist_wheel command (FA_BDIST_LINE): the compile is not run."""
+    key = ("uv-no-isolation", requirement, uv)
+    env = with_torch(ctx)
+    tool = _venv.venv(ctx, f"uv-{uv}-tool", install=[f"uv=={uv}"])
+    if key in _runs:
+        return _noted(ctx, env, key, _runs[key])
+    res = _venv.run([tool.bin("uv"), "pip", "install", "-v", "--python", env.python, "--no-build-isolation", requirement],
+                    timeout=timeout, stop_at=FA_BDIST_LINE)
+    ctx.note(f"uv {uv}")
+    return _noted(ctx, env, key, res)
+
+
+def uv_past_metadata(ctx, res: _venv.Run, template: str) -> None:
+    """A uv fix's check: setup.py got to its bdist_wheel command, and uv printed none of the record's message."""
+    _venv.reraise(res.output, template)
+    if _venv.tool_message(res.output, template):
+        raise _venv.ToolMessage(_venv.tool_message(res.output, template))
+    if not res.stopped:
+        causes = _venv.exception_lines(res.output)
+        ctx.skip(f"uv stopped before the build, for another reason ({causes[-1] if causes else res.tail(400)})")
+    ctx.note("setup.py imported torch and started its bdist_wheel command; the compile itself was not run")
+
+
+def only_binary_resolves(ctx, requirement: str, package: str) -> None:
+    """`pip install --dry-run --only-binary <package> <requirement>` (pip 26.3, a new environment):
+    pip finds a wheel for this Python and resolves its dependencies without building anything.
+    --dry-run keeps the gigabytes of the old torch such a release pins from being installed; the
+    choice of files is the same."""
+    res = fresh_install(ctx, requirement, extra=("--dry-run", "--only-binary", package))
+    would = [line for line in res.output.splitlines() if line.startswith("Would install")]
+    if res.returncode != 0 or not would:
+        raise AssertionError(f"pip did not resolve a wheel: {res.tail(800)}")
+    if "Building wheel" in res.output or ".tar.gz" in res.output.split("Would install")[0].split(package)[-1][:0]:
+        raise AssertionError("pip built something")
+    ctx.note(would[0][:400])
+
+
+def target_dir(ctx, requirement: str, *, no_deps: bool = False) -> str:
+    """`pip install --target` of `requirement` (pip 26.3) into a folder of its own, put in front of
+    with_torch()'s packages through PYTHONPATH by the steps: one torch for several releases of a
+    pure-Python library."""
+    folder = _venv._tmp_root() / ("target-" + requirement.replace("=", "-").replace(" ", ""))
+    stamp = folder / ".errkb-done"
+    if not stamp.exists():
+        env = with_torch(ctx)
+        res = env.pip("install", "--target", folder, *(["--no-deps"] if no_deps else []), requirement, timeout=900)
+        if res.returncode != 0:
+            ctx.skip(f"could not install {requirement}: {res.tail(400)}")
+        stamp.write_text(requirement)
+    ctx.note(f"{requirement} installed with pip --target, next to torch {torch_requirement()[0]}")
+    return str(folder)
+
+
+def run_with_torch(ctx, code: str, *, path=(), cwd=None, timeout: float = 600) -> _venv.Run:
+    """`code` run by with_torch()'s Python, with `path` in front on PYTHONPATH."""
+    env = with_torch(ctx)
+    extra = {"PYTHONPATH": os.pathsep.join(map(str, path))} if path else {}
+    return _venv.run([env.python, "-c", code], env=_venv.tool_env(VIRTUAL_ENV=str(env.path), **extra),
+                     cwd=cwd or _venv._tmp_root(), timeout=timeout)
