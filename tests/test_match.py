@@ -563,18 +563,6 @@ def test_a_cuda_error_naming_another_librarys_kernel_file_is_not_an_attention_re
     assert top(index, "CUDA error: no kernel image is available for execution on the device" + banner).id == "xformers-no-kernel-image"
 
 
-def test_xformers_extension_failure_answers_with_or_without_its_log_prefix(index):
-    """xFormers logs `WARNING[XFORMERS]: ` + the exception's text; programs that catch and
-    re-print the exception (Unsloth) show it bare. With the dispatcher's refusal below it, the
-    load failure is the cause and answers first."""
-    text = "xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.3.0+cu121 with CUDA 1201 (you have 2.4.0+cu121)\n"
-    assert top(index, text).id == "xformers-cpp-extensions-unavailable"
-    refusal = ("NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
-               "     query       : shape=(1, 27, 32, 128) (torch.float16)\n")
-    assert top(index, "WARNING[XFORMERS]: " + text + "\n" + refusal).id == "xformers-cpp-extensions-unavailable"
-    assert top(index, refusal).id == "xformers-no-operator-found"
-
-
 def test_a_catch_all_answers_only_where_no_specific_record_does(index):
     """`cannot import name` from an attention library's module: the catch-all record answers a
     name no record knows, a specific record answers its own name before it (though the catch-all
