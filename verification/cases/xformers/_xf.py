@@ -56,3 +56,25 @@ def mea(*args, **kwargs):
 def child(args: list[str], timeout: float = 240) -> subprocess.CompletedProcess:
     """This interpreter run with `args` in a child process (a command a record tells users to run)."""
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def torch_pin(requirements: list[str] | None) -> str | None:
+    """The exact torch version a wheel's Requires-Dist pins ('torch==2.5.1' -> '2.5.1'), or None."""
+    for req in requirements or []:
+        m = re.match(r"^\s*torch\s*==\s*([\w.+]+)\s*(;.*)?$", req)
+        if m and not (m.group(2) and "extra" in m.group(2)):
+            return m.group(1)
+    return None
+
+
+def matched_pair(ctx) -> str:
+    """Skip unless this xformers wheel pins exactly the torch installed here; returns that version."""
+    from importlib import metadata
+
+    import torch
+
+    pin = torch_pin(metadata.requires("xformers"))
+    have = torch.__version__.split("+")[0]
+    if pin != have:
+        ctx.skip(f"the fix is an xformers wheel built for the torch in use; this one pins torch {pin}, torch here is {have}")
+    return pin
