@@ -107,3 +107,10 @@ def test_fa_needs_skips_outside_the_span(tmp_path, monkeypatch):
         fa_py.needs(_ctx(), low="2.6.0", why="softcap")
     with pytest.raises(Skip, match="<2.0.0"):
         fa_py.needs(_ctx(), below="2.0.0")
+
+
+def test_torch_pin_reads_the_exact_pin_only():
+    assert xf.torch_pin(["numpy", "torch==2.5.1"]) == "2.5.1"
+    assert xf.torch_pin(["torch>=2.7"]) is None
+    assert xf.torch_pin(["torch==2.2.0; extra == 'dev'"]) is None
+    assert xf.torch_pin(None) is None
