@@ -1,0 +1,117 @@
+"""Compile a Triton kernel for a named GPU target, without a GPU, in a child process.
+
+Triton's front end decides some things from the target alone (which fp8 formats an arch has,
+what `tl.dot` accepts), and `triton.compile(ASTSource(...), target=GPUTarget("cuda", cc, 32))`
+runs the whole pipeline down to a cubin with the ptxas bundled in the wheel, on a machine with no
+GPU. Each compile runs in a child process of its own: in one process Triton 3.5.1 keeps state
+across targets (an fp8e5 load compiled for sm89 first, then for sm80, fails in ptxas with
+"Feature 'cvt with .e4m3x2/.e5m2x2' requires .target sm_89", while sm80 alone compiles: seen on
+this machine, 2026-12-06), so a step never sees what an earlier step compiled.
+
+`compile_for` returns the child's answer; `reraise` turns a failed compile back into the chain of
+exceptions the child saw (same class names, same messages, each the cause of the one above it), so
+`ctx.expect_error` can judge it as it judges any call. Kernels live in files of their own (the
+`path` argument): Triton reads a kernel's source from its file.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+MARK = "ERRKB-TRITON-RESULT "
+
+CHILD = r'''
+import importlib.util, inspect, json, sys
+path, name, sig, consts, cap = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]), int(sys.argv[5])
+spec = importlib.util.spec_from_file_location("errkb_triton_kernels", path)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+fn = getattr(mod, name)
+from triton.runtime.jit import JITFunction
+jit = fn
+while not isinstance(jit, JITFunction):  # heuristics/autotune wrappers hold the JITFunction in .fn
+    jit = jit.fn
+if "constexprs" in inspect.signature(ASTSource.__init__).parameters:  # Triton 3.2 and later
+    src = ASTSource(fn=jit, signature={**sig, **{k: "constexpr" for k in consts}}, constexprs=consts)
+else:  # Triton 3.0/3.1: arguments by position
+    pos = {n: i for i, n in enumerate(jit.arg_names)}
+    src = ASTSource(fn=jit, signature={pos[k]: v for k, v in sig.items()},
+                    constants={pos[k]: v for k, v in consts.items()})
+try:
+    kernel = triton.compile(src, target=GPUTarget("cuda", cap, 32))
+    out = {"ok": True, "stages": sorted(kernel.asm), "triton": triton.__version__}
+except Exception as exc:
+    chain, e, seen = [], exc, set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        chain.append({"class": type(e).__name__, "module": type(e).__module__, "message": str(e)})
+        e = e.__cause__ or e.__context__
+    out = {"ok": False, "chain": chain, "triton": triton.__version__}
+print("''' + MARK + r'''" + json.dumps(out))
+'''
+
+
+def compile_for(ctx, path: str, name: str, signature: dict, constexprs: dict, cc: int, timeout: float = 240) -> dict:
+    """Compile kernel `name` of the file at `path` for CUDA compute capability `cc` (80, 89, ...)
+    in a child process (fresh Triton cache); returns {"ok": True, "stages": [...]} or
+    {"ok": False, "chain": [{"class", "module", "message"}, ...]} (outermost first)."""
+    env = dict(os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(prefix="errkb-triton-cache-"))
+    env.pop("TRITON_INTERPRET", None)
+    child = subprocess.run([sys.executable, "-c", CHILD, path, name, json.dumps(signature), json.dumps(constexprs),
+                            str(cc)], capture_output=True, text=True, env=env, timeout=timeout)
+    return parse(child.stdout, child.stderr, child.returncode)
+
+
+def parse(stdout: str, stderr: str, returncode: int) -> dict:
+    """The child's answer line; a child that printed none (it crashed) is a RuntimeError."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(MARK):
+            return json.loads(line[len(MARK):])
+    raise RuntimeError(f"the compile child gave no answer (exit status {returncode}): {stderr[-1500:]}")
+
+
+def _exception_class(name: str, module: str) -> type:
+    """The builtin exception of that name, else a stand-in class with the same name and module."""
+    found = getattr(builtins, name, None)
+    if isinstance(found, type) and issubclass(found, BaseException) and module == "builtins":
+        return found
+    return type(name, (Exception,), {"__module__": module})
+
+
+def rebuild(chain: list[dict]) -> BaseException:
+    """The child's exception chain as exceptions here: the outermost, with each inner one as its cause."""
+    inner = None
+    for item in reversed(chain):
+        exc = _exception_class(item["class"], item["module"])(item["message"])
+        exc.__cause__ = inner
+        inner = exc
+    return inner
+
+
+def reraise(result: dict) -> dict:
+    """Raise what a failed compile raised in the child; return the result of one that compiled."""
+    if not result.get("ok"):
+        raise rebuild(result["chain"])
+    return result
+
+
+def compiled(ctx, result: dict, what: str) -> None:
+    """A claimed-good compile: it must have compiled (else the step is refuted with what it raised)."""
+    if result.get("ok"):
+        last = "cubin" if "cubin" in result["stages"] else result["stages"][-1]
+        ctx.note(f"{what}: compiled down to {last} (Triton {result['triton']}); not run, no GPU here")
+        return
+    from errkb.verify.case import Refuted
+
+    top = result["chain"][0]
+    ctx.observed = {"class": top["class"], "message": top["message"][:4000],
+                    "cause": [f"{c['class']}: {c['message'][:500]}" for c in result["chain"][1:]]}
+    raise Refuted(f"{what}: the compile raised {top['class']}")

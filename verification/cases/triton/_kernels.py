@@ -1,0 +1,43 @@
+"""Small Triton kernels for the triton cases, compiled by _compile.py (Triton reads a kernel's
+source from its file, so they live here rather than in a string). Attention-shaped: the score
+tile of one query block against one key block, as an attention kernel's inner loop computes it."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scores_cached_k(Q, K, Out, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """Q (fp16) against a K cache of whatever element type K points to, widened to fp16 first,
+    as attention kernels reading an fp8 KV cache do."""
+    m = tl.arange(0, BLOCK_M)
+    n = tl.arange(0, BLOCK_N)
+    d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + m[:, None] * HEAD_DIM + d[None, :])
+    k = tl.load(K + n[:, None] * HEAD_DIM + d[None, :]).to(tl.float16)
+    s = tl.dot(q, tl.trans(k))
+    tl.store(Out + m[:, None] * BLOCK_N + n[None, :], s)
+
+
+@triton.jit
+def scores_trans_b(Q, K, Out, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """The same product written with the pre-2.0 keyword, as the FlashAttention Triton prototype does."""
+    m = tl.arange(0, BLOCK_M)
+    n = tl.arange(0, BLOCK_N)
+    d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + m[:, None] * HEAD_DIM + d[None, :])
+    k = tl.load(K + n[:, None] * HEAD_DIM + d[None, :])
+    s = tl.dot(q, k, trans_b=True)
+    tl.store(Out + m[:, None] * BLOCK_N + n[None, :], s)
+
+
+@triton.jit
+def scores_trans(Q, K, Out, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """The product with an explicit tl.trans (the record's fix 2)."""
+    m = tl.arange(0, BLOCK_M)
+    n = tl.arange(0, BLOCK_N)
+    d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + m[:, None] * HEAD_DIM + d[None, :])
+    k = tl.load(K + n[:, None] * HEAD_DIM + d[None, :])
+    s = tl.dot(q, tl.trans(k))
+    tl.store(Out + m[:, None] * BLOCK_N + n[None, :], s)
