@@ -115,3 +115,14 @@ def compiled(ctx, result: dict, what: str) -> None:
     ctx.observed = {"class": top["class"], "message": top["message"][:4000],
                     "cause": [f"{c['class']}: {c['message'][:500]}" for c in result["chain"][1:]]}
     raise Refuted(f"{what}: the compile raised {top['class']}")
+
+
+KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernels.py")
+SCORE_TILES = {"BLOCK_M": 32, "BLOCK_N": 32, "HEAD_DIM": 64}
+
+
+def cached_k_scores(ctx, k_type: str, cc: int) -> dict:
+    """`_kernels.scores_cached_k` (Q·Kᵀ with K read from a cache of `k_type`) compiled for sm`cc`:
+    the kernel the fp8 KV-cache records' cases compile."""
+    ctx.note(f"scores_cached_k with K as {k_type}, compiled for sm{cc}")
+    return compile_for(ctx, KERNELS, "scores_cached_k", {"Q": "*fp16", "K": k_type, "Out": "*fp32"}, SCORE_TILES, cc)

@@ -9,21 +9,12 @@ process (_compile.py). The fixes are compile checks too: each must compile down 
 (Triton's bundled ptxas) for the stated target; nothing runs, so no numbers are compared."""
 
 from importlib import metadata
-from pathlib import Path
 
-from verification.cases.triton._compile import compile_for, compiled, reraise
+from verification.cases.triton._compile import cached_k_scores, compiled, reraise
 
 BACKEND = "triton"
 REQUIRES = {"packages": ["triton"]}
 TIMEOUT = 300
-
-KERNELS = str(Path(__file__).with_name("_kernels.py"))
-TILES = {"BLOCK_M": 32, "BLOCK_N": 32, "HEAD_DIM": 64}
-
-
-def _scores(ctx, k_type: str, cc: int) -> dict:
-    ctx.note(f"scores_cached_k with K as {k_type}, compiled for sm{cc}")
-    return compile_for(ctx, KERNELS, "scores_cached_k", {"Q": "*fp16", "K": k_type, "Out": "*fp32"}, TILES, cc)
 
 
 def _needs_new_wording(ctx):
@@ -35,19 +26,19 @@ def _needs_new_wording(ctx):
 
 def reproduce(ctx):
     _needs_new_wording(ctx)
-    ctx.expect_error(lambda: reraise(_scores(ctx, "*fp8e4nv", 80)))
+    ctx.expect_error(lambda: reraise(cached_k_scores(ctx, "*fp8e4nv", 80)))
 
 
 def fix_1(ctx):
     # A 16-bit cache instead of e4m3: the same kernel compiles for sm80.
-    compiled(ctx, _scores(ctx, "*fp16", 80), "fp16 K cache for sm80")
+    compiled(ctx, cached_k_scores(ctx, "*fp16", 80), "fp16 K cache for sm80")
 
 
 def fix_2(ctx):
     # The e5m2 format, which every NVIDIA target offers.
-    compiled(ctx, _scores(ctx, "*fp8e5", 80), "fp8e5 (float8_e5m2) K cache for sm80")
+    compiled(ctx, cached_k_scores(ctx, "*fp8e5", 80), "fp8e5 (float8_e5m2) K cache for sm80")
 
 
 def fix_3(ctx):
     # An SM89+ GPU: e4m3 compiles for sm89.
-    compiled(ctx, _scores(ctx, "*fp8e4nv", 89), "fp8e4nv K cache for sm89")
+    compiled(ctx, cached_k_scores(ctx, "*fp8e4nv", 89), "fp8e4nv K cache for sm89")

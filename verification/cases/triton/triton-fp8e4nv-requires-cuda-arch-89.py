@@ -8,33 +8,24 @@ for sm80 with `triton.compile(..., target=GPUTarget("cuda", 80, 32))` in a child
 (Triton's bundled ptxas); nothing runs, so no numbers are compared."""
 
 from importlib import metadata
-from pathlib import Path
 
-from verification.cases.triton._compile import compile_for, compiled, reraise
+from verification.cases.triton._compile import cached_k_scores, compiled, reraise
 
 BACKEND = "triton"
 REQUIRES = {"packages": ["triton"]}
 TIMEOUT = 300
-
-KERNELS = str(Path(__file__).with_name("_kernels.py"))
-TILES = {"BLOCK_M": 32, "BLOCK_N": 32, "HEAD_DIM": 64}
-
-
-def _scores(ctx, k_type: str, cc: int) -> dict:
-    ctx.note(f"scores_cached_k with K as {k_type}, compiled for sm{cc}")
-    return compile_for(ctx, KERNELS, "scores_cached_k", {"Q": "*fp16", "K": k_type, "Out": "*fp32"}, TILES, cc)
 
 
 def reproduce(ctx):
     v = metadata.version("triton")
     if not v.startswith("3.0."):
         ctx.skip(f"the record is about Triton 3.0.x's assertion; this is Triton {v}")
-    ctx.expect_error(lambda: reraise(_scores(ctx, "*fp8e4nv", 80)))
+    ctx.expect_error(lambda: reraise(cached_k_scores(ctx, "*fp8e4nv", 80)))
 
 
 def fix_1(ctx):
-    compiled(ctx, _scores(ctx, "*fp16", 80), "fp16 K cache for sm80")
+    compiled(ctx, cached_k_scores(ctx, "*fp16", 80), "fp16 K cache for sm80")
 
 
 def fix_2(ctx):
-    compiled(ctx, _scores(ctx, "*fp8e5", 80), "fp8e5 (float8_e5m2) K cache for sm80")
+    compiled(ctx, cached_k_scores(ctx, "*fp8e5", 80), "fp8e5 (float8_e5m2) K cache for sm80")
