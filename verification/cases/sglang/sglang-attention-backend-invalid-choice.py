@@ -30,14 +30,14 @@ def _parse(argv):
 
 
 def reproduce(ctx):
-    """A diffusion/SDPA name ('torch_sdpa') for --attention-backend; the prefill/decode variants
-    and a vLLM-style name are noted."""
+    """A diffusion/SDPA name ('torch_sdpa') for --attention-backend; the prefill/decode variants,
+    vLLM's and Transformers' names and cutlass_mla (listed up to 0.5.16) are noted."""
     exc = ctx.expect_error(_parse, [*MODEL, "--attention-backend", "torch_sdpa"])
     if exc.code != 2:
         raise Refuted(f"argparse exited with status {exc.code}, not 2")
     ctx.note(f"exit status {exc.code}; printed as '{exc.prog}: error: ...'")
     for flag, name in (("--prefill-attention-backend", "sdpa"), ("--decode-attention-backend", "FLASH_ATTN"),
-                       ("--attention-backend", "flash_attention_2")):
+                       ("--attention-backend", "flash_attention_2"), ("--attention-backend", "cutlass_mla")):
         _, other = attempt(_parse, [*MODEL, flag, name])
         how = match_message(ctx.record["template"], str(other)) if other is not None else None
         ctx.note(f"{flag} {name}: " + ("accepted" if other is None else f"template match {how}: {str(other)[:120]}"))
