@@ -143,6 +143,24 @@ def test_an_argparse_refusal_is_read_from_what_argparse_printed():
     assert "invalid choice: 'torch_sdpa'" in ctx.observed["message"]
 
 
+def test_a_claim_step_judges_an_argparse_refusal_through_argparse_call():
+    from errkb.verify.case import argparse_call
+
+    record = {"error_class": "SystemExit (argparse usage error, exit status 2)", "kind": "error",
+              "template": "argument --attention-backend: invalid choice: {choice} (choose from {choices})"}
+    p = argparse.ArgumentParser(prog="sglang serve")
+    p.add_argument("--attention-backend", choices=["triton", "fa3"])
+    ctx = Context(record, "reproduce")
+    exc = ctx.expect_error(argparse_call, p.parse_args, ["--attention-backend", "torch_sdpa"])
+    assert ctx.observed["class"] == "SystemExit" and ctx.observed["match"] == "full"
+    assert exc.code == 2 and exc.prog == "sglang serve"
+    assert "--attention-backend {triton,fa3}" in argparse_call(p.parse_args, ["--help"])
+    assert argparse_call(p.parse_args, ["--attention-backend", "fa3"]).attention_backend == "fa3"
+    with pytest.raises(Refuted):  # another usage error is not the record's
+        ctx.expect_error(argparse_call, p.parse_args, ["--unknown"])
+    assert ctx.observed["class"] == "errkb.verify.case.UsageExit"
+
+
 # ------------------------------------------------------------------ verdicts, stats and the page
 
 

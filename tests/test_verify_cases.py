@@ -50,7 +50,7 @@ def _torch_python() -> str | None:
 
 CPU_RECORDS = ["sdpa-attn-mask-with-is-causal", "sdpa-causal-lower-right-nan", "flex-cpu-backward",
                "flex-gqa-enable-flag-missing", "flex-block-mask-smaller-than-input", "flex-mod-wrong-arg-count",
-               "sdpa-argument-not-tensor", "mha-4d-input"]
+               "sdpa-argument-not-tensor", "mha-4d-input", "mha-2d-attn-mask-shape", "attention-lowp-output-not-close"]
 
 
 def test_cpu_cases_confirm_with_real_torch(tmp_path):

@@ -87,6 +87,27 @@ def _argparse_exit(exc: SystemExit, stderr: str) -> UsageExit:
     return UsageExit(text)
 
 
+def argparse_call(fn, *args, **kwargs):
+    """Call fn, an argument parser or a function that runs one (a server's `prepare_server_args`),
+    for a claim step: an argparse usage error (SystemExit with a non-zero status) is raised as a
+    UsageExit whose message is the line argparse printed after `error: `, with `prog` (the
+    program name it printed before) and `code` (the exit status), so `expect_error` can judge it
+    like any other error (the class it reports is SystemExit); --help's exit 0 returns what was
+    printed on stdout."""
+    err, out = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            return fn(*args, **kwargs)
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            return out.getvalue()
+        usage = _argparse_exit(exc, err.getvalue())
+        lines = [ln for ln in err.getvalue().splitlines() if ": error: " in ln]
+        usage.prog = lines[-1].split(": error: ", 1)[0] if lines else None
+        usage.code = exc.code
+        raise usage from None
+
+
 class HarnessFailure(RuntimeError):
     """An entry-point step stopped on this machine's setup, not on anything the entry point
     decided (harness_failure): an `error` with the reason, never a verdict."""
@@ -288,7 +309,8 @@ class Context:
         for i, exc in enumerate(_chain(raised)):
             how = self._matches_record(exc, _class_names(exc), str(exc))
             if how:
-                self.observed = {"class": _qualname(exc), "message": str(exc)[:4000], "match": how}
+                cls = "SystemExit" if isinstance(exc, UsageExit) else _qualname(exc)
+                self.observed = {"class": cls, "message": str(exc)[:4000], "match": how}
                 if i:
                     self.observed["wrapped_in"] = _qualname(raised)
                 return exc
