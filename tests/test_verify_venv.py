@@ -164,3 +164,15 @@ def test_sweep_removes_only_roots_of_dead_workers(tmp_path):
         (folder / "torch-26.3").mkdir(parents=True)
     assert _venv.sweep_stale_roots(tmp_path) == [gone]
     assert not gone.exists() and mine.exists() and other.exists()
+
+
+def test_interpreter_skips_pyenv_shims(tmp_path, monkeypatch):
+    """A pyenv shim for python3.9 fails unless 3.9 is selected: the real binary under versions/ is used."""
+    real = tmp_path / "versions" / "3.9.18" / "bin" / "python3.9"
+    real.parent.mkdir(parents=True)
+    real.write_text("")
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    monkeypatch.setattr(_venv.shutil, "which", lambda name: str(tmp_path / "shims" / name))
+    assert _venv.interpreter("3.9") == str(real)
+    monkeypatch.setattr(_venv.shutil, "which", lambda name: "/usr/bin/" + name)
+    assert _venv.interpreter("3.9") == "/usr/bin/python3.9"

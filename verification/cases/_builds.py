@@ -26,6 +26,7 @@ from verification.cases import _venv
 
 PIP = "26.3"
 PIP_LEGACY = "24.2"
+PIP_PY39 = "25.3"  # the last pip release that installs on CPython 3.9 (26.x needs 3.10)
 SETUPTOOLS = "80.9.0"
 WHEEL = "0.45.1"
 FLASH_ATTN = "flash-attn==2.8.3"
@@ -237,3 +238,43 @@ def run_with_torch(ctx, code: str, *, path=(), cwd=None, timeout: float = 600) -
     extra = {"PYTHONPATH": os.pathsep.join(map(str, path))} if path else {}
     return _venv.run([env.python, "-c", code], env=_venv.tool_env(VIRTUAL_ENV=str(env.path), **extra),
                      cwd=cwd or _venv._tmp_root(), timeout=timeout)
+
+
+# ---------------------------------------------------------------- imports in environments without the package
+
+
+def fresh_import(ctx, code: str, *, python: str | None = None, cwd=None) -> _venv.Run:
+    """`code` (an import) run by the Python of a new environment that holds only pip `PIP` (no torch, no
+    attention library): the `No module named ...` records' situation."""
+    env = _venv.venv(ctx, "fresh-" + PIP + (f"-py{python}" if python else ""), python=python, pip=PIP)
+    res = env.python_run(code, cwd=cwd)
+    for note in env.notes:
+        ctx.note(note)
+    ctx.note(f"`python -c {code!r}`: " + res.summary().split(": ", 1)[-1])
+    return res
+
+
+def uv_env(ctx, key: str, *requirements: str, uv: str = UV) -> tuple[_venv.Venv, _venv.Venv]:
+    """(uv's tool environment, a target environment made by `uv venv` holding `requirements`, installed by
+    uv from its cache in ERRKB_VERIFY_CACHE: torch's 2.5 GB come from there, not from the network, once
+    the uv cases have run)."""
+    tool = _venv.venv(ctx, f"uv-{uv}-tool", install=[f"uv=={uv}"])
+    target = _venv._tmp_root() / f"uv-{key}"
+    stamp = target / ".errkb-recipe"
+    if not (stamp.is_file() and stamp.read_text() == repr(requirements)):
+        made = _venv.run([tool.bin("uv"), "venv", "-q", target, "--python", _venv.interpreter()], timeout=300)
+        if made.returncode != 0:
+            raise RuntimeError(f"uv venv failed: {made.tail()}")
+        if requirements:
+            res = _venv.run([tool.bin("uv"), "pip", "install", "--python", target / "bin" / "python", *requirements],
+                            timeout=1200)
+            if res.returncode != 0:
+                ctx.skip(f"could not install {' '.join(requirements)} with uv: {res.tail(400)}")
+        stamp.write_text(repr(requirements))
+    ctx.note(f"environment made by uv {uv} (`uv venv`, Python {_venv.interpreter()})"
+             + (f" with {' '.join(requirements)}" if requirements else ""))
+    return tool, _venv.Venv(target)
+
+
+def uv_pip(tool: _venv.Venv, env: _venv.Venv, *args: str, timeout: float = 900) -> _venv.Run:
+    return _venv.run([tool.bin("uv"), "pip", *args, "--python", env.python], timeout=timeout)

@@ -191,7 +191,7 @@ def interpreter(version: str | None = None) -> str | None:
     if version is None or version == "%d.%d" % sys.version_info[:2]:
         return getattr(sys, "_base_executable", None) or sys.executable
     found = shutil.which(f"python{version}")
-    if found:
+    if found and Path(found).parent.name != "shims":  # a pyenv shim fails unless that version is selected
         return found
     for root in (Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions",):
         for cand in sorted(root.glob(f"{version}.*/bin/python{version}")):

@@ -1,0 +1,55 @@
+"""`import sgl_kernel` where the sgl-kernel distribution is not installed: 'No module named 'sgl_kernel''.
+
+Reproduce: a new environment (CPython 3.11, pip 26.3, nothing else), `python -c "import sgl_kernel"`
+(the import SGLang's runtime makes). Fix 2 as written: SGLang's wheel from PyPI (`pip download
+--no-deps`), its METADATA read for the kernel pin: the caveat's examples (0.5.3 requires
+sgl-kernel==0.3.14.post1; 0.4.3 puts sgl-kernel>=0.0.3.post6 in its srt extra). Fix 1 installs the
+whole CUDA stack of sglang[all] (gigabytes; sgl_kernel then loads only with a GPU driver): not run."""
+
+from verification.cases import _builds as b
+from verification.cases import _venv
+
+BACKEND = "env-build"
+REQUIRES = {"cuda": False}
+TIMEOUT = 600
+PINS = {"0.5.3": "sgl-kernel==0.3.14.post1", "0.4.3": "sgl-kernel>=0.0.3.post6"}
+
+
+def reproduce(ctx):
+    res = b.fresh_import(ctx, "import sgl_kernel")
+    ctx.expect_error(_venv.reraise, res.output, ctx.record["template"])
+
+
+def fix_1(ctx):
+    ctx.skip("installs sglang[all] with its CUDA wheels (gigabytes); importing sgl_kernel then needs the GPU driver's libcuda")
+
+
+def fix_2(ctx):
+    metas = {}
+    for release in PINS:
+        metas[release] = _metadata(ctx, release)
+
+    def pins():
+        for release, pin in PINS.items():
+            lines = [l for l in metas[release].splitlines() if l.startswith("Requires-Dist:") and "kernel" in l.lower()]
+            if not any(pin in l.replace(" ", "") for l in lines):
+                raise AssertionError(f"sglang {release} declares {lines}, not {pin}")
+            ctx.note(f"sglang {release} METADATA: " + next(l for l in lines if pin in l.replace(' ', '')))
+
+    ctx.call(pins)
+
+
+def _metadata(ctx, release: str) -> str:
+    import zipfile
+
+    folder = _venv.cache_dir() / "wheels"
+    env = _venv.venv(ctx, "fresh-" + b.PIP, pip=b.PIP)
+    found = sorted(folder.glob(f"sglang-{release}-*.whl"))
+    if not found:
+        got = env.pip("download", "--no-deps", "--only-binary", ":all:", f"sglang=={release}", "-d", folder, timeout=600)
+        found = sorted(folder.glob(f"sglang-{release}-*.whl"))
+        if not found:
+            ctx.skip(f"could not download sglang {release}: {got.tail(300)}")
+    with zipfile.ZipFile(found[0]) as z:
+        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        return z.read(name).decode()
