@@ -8,31 +8,16 @@ as transformers-flash-attn-not-installed). Fix 3: the same model with attn_imple
 and its logits match the eager implementation's. Fix 1 compiles hopper/ for sm90; fix 2 downloads a
 kernel from the Hugging Face Hub (not reachable here)."""
 
-from verification.cases import _builds as b
-from verification.cases import _venv
+from verification.cases import _tiny_llama as llama
 
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
 TIMEOUT = 1200
 TRANSFORMERS = "transformers==4.57.3"
 
-MODEL = r'''
-import tempfile, torch
-from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
-cfg = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
-torch.manual_seed(0)
-folder = tempfile.mkdtemp()
-LlamaForCausalLM(cfg).save_pretrained(folder)
-'''
-
 
 def reproduce(ctx):
-    path = [b.target_dir(ctx, TRANSFORMERS)]
-    res = b.run_with_torch(ctx, MODEL + 'AutoModelForCausalLM.from_pretrained(folder, attn_implementation="flash_attention_3")',
-                           path=path)
-    ctx.note(res.summary())
-    ctx.expect_error(_venv.reraise, res.output, ctx.record["template"])
+    llama.expect_refusal(ctx, TRANSFORMERS, "flash_attention_3")
 
 
 def fix_1(ctx):
@@ -44,25 +29,4 @@ def fix_2(ctx):
 
 
 def fix_3(ctx):
-    path = [b.target_dir(ctx, TRANSFORMERS)]
-    code = MODEL + r'''
-ids = torch.randint(0, 128, (1, 16))
-out = {}
-for impl in ("sdpa", "eager"):
-    m = AutoModelForCausalLM.from_pretrained(folder, attn_implementation=impl, torch_dtype=torch.float32)
-    out[impl] = m(ids).logits
-print("MAXDIFF", float((out["sdpa"] - out["eager"]).abs().max()))
-'''
-    res = b.run_with_torch(ctx, code, path=path)
-    ctx.note(res.summary())
-
-    def loads():
-        _venv.reraise(res.output, ctx.record["template"])
-        _venv.reraise(res.output)
-        diff = [float(line.split()[1]) for line in res.output.splitlines() if line.startswith("MAXDIFF")]
-        if not diff:
-            raise AssertionError(res.tail(600))
-        return diff[0]
-
-    diff = ctx.call(loads)
-    ctx.close([diff], [0.0], atol=1e-4, what="sdpa logits against eager")
+    llama.sdpa_matches_eager(ctx, TRANSFORMERS)
