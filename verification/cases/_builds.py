@@ -278,3 +278,21 @@ def uv_env(ctx, key: str, *requirements: str, uv: str = UV) -> tuple[_venv.Venv,
 
 def uv_pip(tool: _venv.Venv, env: _venv.Venv, *args: str, timeout: float = 900) -> _venv.Run:
     return _venv.run([tool.bin("uv"), "pip", *args, "--python", env.python], timeout=timeout)
+
+
+def wheel_metadata(ctx, project: str, release: str) -> str:
+    """The METADATA of `project==release`'s wheel from PyPI (downloaded once into the cache, no
+    install): what a release declares it requires."""
+    import zipfile
+
+    folder = _venv.cache_dir() / "wheels"
+    env = _venv.venv(ctx, "fresh-" + PIP, pip=PIP)
+    found = sorted(folder.glob(f"{project}-{release}-*.whl"))
+    if not found:
+        got = env.pip("download", "--no-deps", "--only-binary", ":all:", f"{project}=={release}", "-d", folder, timeout=600)
+        found = sorted(folder.glob(f"{project}-{release}-*.whl"))
+        if not found:
+            ctx.skip(f"could not download {project} {release}: {got.tail(300)}")
+    with zipfile.ZipFile(found[0]) as z:
+        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        return z.read(name).decode()

@@ -5,8 +5,6 @@ Fix 1's caveat: SGLang 0.5.3's wheel metadata (PyPI, `pip download --no-deps`) p
 flashinfer_python==0.4.0rc3, and `pip install flashinfer` finds no distribution on PyPI (pip 26.3,
 --dry-run). Installing and importing flashinfer-python itself, and fix 2's engines, need CUDA."""
 
-import zipfile
-
 from verification.cases import _builds as b
 from verification.cases import _venv
 
@@ -20,22 +18,8 @@ def reproduce(ctx):
     ctx.expect_error(_venv.reraise, res.output, ctx.record["template"])
 
 
-def sglang_metadata(ctx, release: str) -> str:
-    folder = _venv.cache_dir() / "wheels"
-    env = _venv.venv(ctx, "fresh-" + b.PIP, pip=b.PIP)
-    found = sorted(folder.glob(f"sglang-{release}-*.whl"))
-    if not found:
-        got = env.pip("download", "--no-deps", "--only-binary", ":all:", f"sglang=={release}", "-d", folder, timeout=600)
-        found = sorted(folder.glob(f"sglang-{release}-*.whl"))
-        if not found:
-            ctx.skip(f"could not download sglang {release}: {got.tail(300)}")
-    with zipfile.ZipFile(found[0]) as z:
-        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
-        return z.read(name).decode()
-
-
 def fix_1(ctx):
-    meta = sglang_metadata(ctx, "0.5.3")
+    meta = b.wheel_metadata(ctx, "sglang", "0.5.3")
     env = _venv.venv(ctx, "fresh-" + b.PIP, pip=b.PIP)
     old = env.pip("install", "--dry-run", "flashinfer", timeout=300)
 

@@ -27,7 +27,7 @@ def fix_1(ctx):
 def fix_2(ctx):
     metas = {}
     for release in PINS:
-        metas[release] = _metadata(ctx, release)
+        metas[release] = b.wheel_metadata(ctx, "sglang", release)
 
     def pins():
         for release, pin in PINS.items():
@@ -37,19 +37,3 @@ def fix_2(ctx):
             ctx.note(f"sglang {release} METADATA: " + next(l for l in lines if pin in l.replace(' ', '')))
 
     ctx.call(pins)
-
-
-def _metadata(ctx, release: str) -> str:
-    import zipfile
-
-    folder = _venv.cache_dir() / "wheels"
-    env = _venv.venv(ctx, "fresh-" + b.PIP, pip=b.PIP)
-    found = sorted(folder.glob(f"sglang-{release}-*.whl"))
-    if not found:
-        got = env.pip("download", "--no-deps", "--only-binary", ":all:", f"sglang=={release}", "-d", folder, timeout=600)
-        found = sorted(folder.glob(f"sglang-{release}-*.whl"))
-        if not found:
-            ctx.skip(f"could not download sglang {release}: {got.tail(300)}")
-    with zipfile.ZipFile(found[0]) as z:
-        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
-        return z.read(name).decode()
