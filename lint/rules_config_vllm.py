@@ -309,3 +309,42 @@ class VllmTritonFp8KvBeforeSm89(ConfigRule):
             ([self.HINT.format(archs=", ".join(ampere))] if ampere else [])
         return self.at(kv, dev=f"an {old[0]} GPU", cap_str=cap, suggested="float16" if major < 8 else "bfloat16",
                        hint="use --kv-cache-dtype " + "; ".join(parts) + extra)
+
+
+@register
+class VllmBfloat16BeforeSm80(ConfigRule):
+    """`dtype='bfloat16'` (`--dtype bfloat16`) for GPUs below compute capability 8.0 (V100, T4,
+    RTX 20xx): vLLM refuses the model dtype at start-up, in every release read (0.2.0-0.34.0,
+    record `vllm-bf16-requires-sm80`); float16 is what those GPUs run. `auto` is left alone (vLLM
+    picks float16 there itself). Fires only when the target archs include sm70/sm75: the default
+    list starts at sm80."""
+
+    CODE = "EKB605"
+    NAME = "vllm-bfloat16-before-sm80"
+    RECORDS = ("vllm-bf16-requires-sm80",)
+    TOOL = "vllm"
+    ARCH_DEPENDENT = True
+    PREFILTER = ((b"dtype", b"bfloat16", b"vllm"),)
+    VALID = [
+        _PY + "LLM(model='m', dtype='bfloat16')",
+        Example(_PY + "LLM(model='m', dtype='float16')", archs=("sm75",)),
+        Example(_PY + "LLM(model='m', dtype='auto')", archs=("sm70",)),
+        Example("vllm serve m --dtype bfloat16\n", path="run.sh", archs=("sm80", "sm90")),
+        Example("vllm serve m --kv-cache-dtype bfloat16 --dtype half\n", path="run.sh", archs=("sm75",)),
+    ]
+    INVALID = [
+        Example(_PY + "LLM(model='m', dtype='bfloat16')", archs=("sm75",)),
+        Example("vllm serve m --dtype bfloat16\n", path="run.sh", archs=("sm70", "sm80")),
+        Example("python -m vllm.entrypoints.openai.api_server --model m --dtype=bfloat16\n", path="run.sh",
+                archs=("sm70",)),
+    ]
+
+    def check_launch(self, launch, ctx):
+        setting = launch.get("dtype")
+        if setting is None or (setting.text or "").lower() != "bfloat16":
+            return
+        old = [a for a in ctx.archs if arch_major(a) < 8]
+        if old:
+            cap = f"{arch_major(old[0])}.{int(old[0][2:]) % 10}"
+            yield self.at(setting, gpu_name=f"{old[0]}", compute_str=f"has compute capability {cap}",
+                          hint=f"use --dtype float16 (dtype='half') for {', '.join(old)}")
