@@ -296,3 +296,24 @@ def wheel_metadata(ctx, project: str, release: str) -> str:
     with zipfile.ZipFile(found[0]) as z:
         name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         return z.read(name).decode()
+
+
+def flash_attn_source(ctx, version: str):
+    """flash-attn `version`'s PyPI sdist (the git tag's tree, hopper/ included), downloaded once
+    into the cache (with torch present: its setup.py imports torch to prepare metadata) and
+    unpacked under the runner's temporary root; returns the unpacked folder."""
+    import tarfile
+
+    sdist = f"flash_attn-{version}.tar.gz"
+    folder = _venv.cache_dir() / "sdists"
+    if not (folder / sdist).is_file():
+        env = with_torch(ctx)
+        got = env.pip("download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation", f"flash-attn=={version}",
+                      "-d", folder, timeout=600)
+        if not (folder / sdist).is_file():
+            ctx.skip(f"could not download {sdist}: {got.tail(300)}")
+    root = _venv._tmp_root() / f"flash_attn-{version}"
+    if not root.is_dir():
+        with tarfile.open(folder / sdist) as tar:
+            tar.extractall(_venv._tmp_root(), filter="data")
+    return root

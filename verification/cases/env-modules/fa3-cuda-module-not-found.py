@@ -7,30 +7,16 @@ flash_attn_interface"` run inside hopper/ (where the file is found, as for a che
 with torch 2.14.1 from PyPI installed and no FlashAttention-3 build. Both fixes compile hopper/
 for sm90: not run here."""
 
-import tarfile
-
 from verification.cases import _builds as b
 from verification.cases import _venv
 
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
 TIMEOUT = 1200
-SDIST = "flash_attn-2.7.3.tar.gz"
 
 
 def _hopper(ctx):
-    folder = _venv.cache_dir() / "sdists"
-    if not (folder / SDIST).is_file():
-        env = b.with_torch(ctx)  # pip download prepares the sdist's metadata: setup.py needs torch
-        got = env.pip("download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation", "flash-attn==2.7.3",
-                      "-d", folder, timeout=600)
-        if not (folder / SDIST).is_file():
-            ctx.skip(f"could not download {SDIST}: {got.tail(300)}")
-    root = _venv._tmp_root() / "flash_attn-2.7.3"
-    if not root.is_dir():
-        with tarfile.open(folder / SDIST) as tar:
-            tar.extractall(_venv._tmp_root(), filter="data")
-    return root / "hopper"
+    return b.flash_attn_source(ctx, "2.7.3") / "hopper"
 
 
 def reproduce(ctx):

@@ -7,30 +7,16 @@ Fix 1 as written: from /tmp the same interpreter no longer picks up the checkout
 installed there, so it now says so: the diagnostic shows which flash_attn was imported). Fix 2
 reinstalls flash-attn with its CUDA build (hours of compiling, not run); fix 3 is for ROCm."""
 
-import tarfile
-
 from verification.cases import _builds as b
 from verification.cases import _venv
 
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
 TIMEOUT = 1200
-SDIST = "flash_attn-2.8.3.tar.gz"
 
 
 def _checkout(ctx):
-    folder = _venv.cache_dir() / "sdists"
-    if not (folder / SDIST).is_file():
-        env = b.with_torch(ctx)  # pip download prepares the sdist's metadata: setup.py needs torch
-        got = env.pip("download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation", b.FLASH_ATTN,
-                      "-d", folder, timeout=600)
-        if not (folder / SDIST).is_file():
-            ctx.skip(f"could not download {SDIST}: {got.tail(300)}")
-    root = _venv._tmp_root() / "flash_attn-2.8.3"
-    if not root.is_dir():
-        with tarfile.open(folder / SDIST) as tar:
-            tar.extractall(_venv._tmp_root(), filter="data")
-    return root
+    return b.flash_attn_source(ctx, "2.8.3")
 
 
 def reproduce(ctx):
