@@ -116,18 +116,22 @@ def reemit_warnings(output: str) -> None:
         warnings.warn(message, _venv.exception_class(category, Warning), stacklevel=2)
 
 
-def past_metadata(ctx, res: _venv.Run, template: str) -> None:
-    """A fix's check: pip got as far as building the wheel, and did not print the record's message on the
-    way. The record's message refutes (raised as what printed it, or warned again); stopping for
-    another reason is no verdict (skipped, with what stopped it)."""
+_GOT_PAST = {"pip": "pip got past setup.py's metadata step (stopped there: the compile itself was not run)",
+             "uv": "setup.py imported torch and started its bdist_wheel command; the compile itself was not run"}
+
+
+def past_metadata(ctx, res: _venv.Run, template: str, tool: str = "pip") -> None:
+    """A fix's check: pip (or uv) got as far as building the wheel, and did not print the record's
+    message on the way. The record's message refutes (raised as what printed it, or warned again);
+    stopping for another reason is no verdict (skipped, with what stopped it)."""
     reemit_warnings(res.output)
     _venv.reraise(res.output, template)
     if _venv.tool_message(res.output, template):
         raise _venv.ToolMessage(_venv.tool_message(res.output, template))
     if not res.stopped:
         causes = _venv.exception_lines(res.output)
-        ctx.skip(f"pip stopped before building the wheel, for another reason ({causes[-1] if causes else res.tail(400)})")
-    ctx.note("pip got past setup.py's metadata step (stopped there: the compile itself was not run)")
+        ctx.skip(f"{tool} stopped before building the wheel, for another reason ({causes[-1] if causes else res.tail(400)})")
+    ctx.note(_GOT_PAST[tool])
 
 
 def box_names_cause(ctx, res: _venv.Run) -> None:
@@ -189,17 +193,6 @@ def uv_no_isolation_install(ctx, requirement: str, *, uv: str = UV, timeout: flo
                     timeout=timeout, stop_at=FA_BDIST_LINE)
     ctx.note(f"uv {uv}")
     return _noted(ctx, env, key, res)
-
-
-def uv_past_metadata(ctx, res: _venv.Run, template: str) -> None:
-    """A uv fix's check: setup.py got to its bdist_wheel command, and uv printed none of the record's message."""
-    _venv.reraise(res.output, template)
-    if _venv.tool_message(res.output, template):
-        raise _venv.ToolMessage(_venv.tool_message(res.output, template))
-    if not res.stopped:
-        causes = _venv.exception_lines(res.output)
-        ctx.skip(f"uv stopped before the build, for another reason ({causes[-1] if causes else res.tail(400)})")
-    ctx.note("setup.py imported torch and started its bdist_wheel command; the compile itself was not run")
 
 
 def only_binary_resolves(ctx, requirement: str, package: str) -> None:

@@ -26,7 +26,7 @@ def fix_1(ctx):
         raise AssertionError("nothing under uv's [stderr] names a cause")
     ctx.note(f"under [stderr]: {causes[-1][0]}: {causes[-1][1][:200]}")
     res = b.uv_no_isolation_install(ctx, b.FLASH_ATTN)
-    ctx.call(b.uv_past_metadata, ctx, res, ctx.record["template"])
+    ctx.call(b.past_metadata, ctx, res, ctx.record["template"], "uv")
 
 
 def fix_2(ctx):

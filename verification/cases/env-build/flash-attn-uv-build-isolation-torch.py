@@ -22,7 +22,7 @@ def reproduce(ctx):
 
 def fix_1(ctx):
     res = b.uv_no_isolation_install(ctx, b.FLASH_ATTN)
-    ctx.call(b.uv_past_metadata, ctx, res, ctx.record["template"])
+    ctx.call(b.past_metadata, ctx, res, ctx.record["template"], "uv")
 
 
 def fix_2(ctx):
