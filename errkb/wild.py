@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from urllib.parse import parse_qs, urlsplit
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +56,27 @@ def split(url: str) -> str:
     """'dev' or 'test', from the URL alone (SAMPLING.md section 4)."""
     value = int(hashlib.sha256(url.encode()).hexdigest()[:8], 16) / 2**32
     return "dev" if value < DEV_SHARE else "test"
+
+
+_THREAD_PATH = re.compile(r"/([\w.-]+)/([\w.-]+)/(issues|pull)/(\d+)(?:[/?#]|$)")
+_OTHER_FORGES = ("gitlab.com", "gitee.com", "codeberg.org", "bitbucket.org")
+
+
+def github_thread(url: str) -> str | None:
+    """The github.com address of an issue or pull-request thread that a page shows, or None.
+
+    Round 52 samples the `pages` corpus, where GitHub threads appear behind mirror and proxy
+    hosts (github.<something>, gitlite.zycloud.tk, a proxy's `url=` parameter); naming each by its
+    github.com address lets duplicates and the split see one thread, wherever it was served."""
+    parts = urlsplit(url)
+    for target in parse_qs(parts.query).get("url", []):
+        if urlsplit(target).netloc == "github.com":
+            return github_thread(target)
+    host = parts.netloc.lower()
+    if any(host == forge or host.endswith("." + forge) for forge in _OTHER_FORGES):
+        return None
+    found = _THREAD_PATH.match(parts.path)
+    return f"https://github.com/{found[1]}/{found[2]}/{found[3]}/{found[4]}" if found else None
 
 
 @dataclass(frozen=True)

@@ -124,3 +124,16 @@ def test_the_judge_takes_the_causes_under_a_uv_or_pip_headline():
     after = text.index("printed again")
     outside = Match("r", "record", 1.0, (after, after + 7), text[after:after + 7], {}, "printed again x", [], {})
     assert wild.judge(label, text, [outside], {"r": {"flash-attn"}}) == "wrong"
+
+
+def test_a_thread_served_by_a_mirror_or_proxy_is_named_by_its_github_address():
+    """Round 52 (SAMPLING.md) reads GitHub threads from the pages corpus, behind other hosts."""
+    gh = "https://github.com/sgl-project/sglang/issues/23657"
+    assert wild.github_thread("https://gitlite.zycloud.tk/sgl-project/sglang/issues/23657") == gh
+    assert wild.github_thread("https://github.meowingcats01.workers.dev/sgl-project/sglang/issues/23657#issuecomment-1") == gh
+    proxied = "https://hdoplus.com/proxy_gol.php?url=https%3A%2F%2Fgithub.com%2Fsgl-project%2Fsglang%2Fissues%2F23657"
+    assert wild.github_thread(proxied) == gh
+    assert wild.github_thread("https://github.1485827954.workers.dev/sgl-project/sglang/pull/20739") == gh.replace("issues/23657", "pull/20739")
+    assert wild.github_thread("https://app.semanticdiff.com/gh/deepspeedai/DeepSpeed/commit/0e0748c") is None
+    assert wild.github_thread("https://gitee.com/o/r/issues/12") is None
+    assert wild.github_thread("https://www.stepcodex.com/en/issue/bug-vision-encoder-crashes-on-sm100") is None
