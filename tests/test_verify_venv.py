@@ -176,3 +176,48 @@ def test_interpreter_skips_pyenv_shims(tmp_path, monkeypatch):
     assert _venv.interpreter("3.9") == str(real)
     monkeypatch.setattr(_venv.shutil, "which", lambda name: "/usr/bin/" + name)
     assert _venv.interpreter("3.9") == "/usr/bin/python3.9"
+
+
+# A source distribution pip can build offline: an in-tree PEP 517 backend that zips one module.
+_BACKEND = '''
+import base64, hashlib, zipfile
+
+def _record(name, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    name = "tinypkg-1.0-py3-none-any.whl"
+    files = {"tinypkg.py": b"", "tinypkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\\nName: tinypkg\\nVersion: 1.0\\n",
+             "tinypkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"}
+    lines = [_record(n, d) for n, d in files.items()] + ["tinypkg-1.0.dist-info/RECORD,,"]
+    with zipfile.ZipFile(f"{wheel_directory}/{name}", "w") as whl:
+        for n, d in files.items():
+            whl.writestr(n, d)
+        whl.writestr("tinypkg-1.0.dist-info/RECORD", "\\n".join(lines) + "\\n")
+    return name
+'''
+
+
+def test_a_wheel_pip_builds_stays_out_of_the_shared_cache(tmp_path, monkeypatch):
+    """pip caches wheels it builds from an sdist and installs them instead of building next time:
+    in the shared cache that would make a later build-failure case refute (docs/verification.md)."""
+    import tarfile
+
+    monkeypatch.setenv("ERRKB_VERIFY_CACHE", str(tmp_path / "shared"))
+    monkeypatch.setattr(_venv, "_pip_cache", None)
+    source = tmp_path / "tinypkg-1.0"
+    source.mkdir()
+    (source / "backend.py").write_text(_BACKEND)
+    (source / "pyproject.toml").write_text('[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n')
+    sdist = tmp_path / "tinypkg-1.0.tar.gz"
+    with tarfile.open(sdist, "w:gz") as tar:
+        tar.add(source, arcname="tinypkg-1.0")
+    argv = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target", str(tmp_path / "site"), str(sdist)]
+    done = _venv.run(argv, env=_venv.tool_env(), timeout=120)
+    assert done.returncode == 0, done.tail()
+    assert (tmp_path / "site" / "tinypkg.py").is_file()
+    built = list(_venv.pip_cache().rglob("tinypkg-1.0-py3-none-any.whl"))
+    assert built, "pip did not cache the wheel it built: the test no longer shows anything"
+    assert not list((tmp_path / "shared").rglob("*.whl"))
+    assert (tmp_path / "shared" / "pip" / "http-v2").is_dir()

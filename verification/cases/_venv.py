@@ -6,7 +6,8 @@ with pinned versions, and read what the tools printed. Nothing here imports the 
 test into the worker: every install and import runs in a child process.
 
 - Downloads go through pip's and uv's own caches in ERRKB_VERIFY_CACHE (default
-  ~/.cache/errkb-verify), never into the repository.
+  ~/.cache/errkb-verify), never into the repository; wheels pip builds stay in a cache of the
+  process's own (`pip_cache`).
 - `run` never hangs: the child gets a process group of its own, killed at the timeout or, with
   `stop_at`, as soon as a line matching it is printed (a fix whose claim is settled once pip is past
   the step that failed, when the rest is a CUDA compile this machine cannot finish).
@@ -41,13 +42,34 @@ def cache_dir() -> Path:
     return path
 
 
+_PIP_HTTP_CACHES = ("http-v2", "http")  # pip 23.3 and later, and earlier releases
+_pip_cache: Path | None = None
+
+
+def pip_cache() -> Path:
+    """pip's cache for this process: downloads shared through ERRKB_VERIFY_CACHE, wheels that pip
+    builds kept apart and dropped at exit. pip installs a wheel it built once (say flash-attn with
+    its CUDA build switched off) instead of building again, so a shared wheel cache would turn a
+    later build-failure case into a refutation."""
+    global _pip_cache
+    if _pip_cache is None:
+        folder = Path(tempfile.mkdtemp(prefix="errkb-pip-cache-"))
+        for name in _PIP_HTTP_CACHES:
+            shared = cache_dir() / "pip" / name
+            shared.mkdir(parents=True, exist_ok=True)
+            (folder / name).symlink_to(shared, target_is_directory=True)
+        atexit.register(shutil.rmtree, folder, True)
+        _pip_cache = folder
+    return _pip_cache
+
+
 def tool_env(**extra: str) -> dict:
     """The environment the tools run in: this one, with their caches outside the repository and
     nothing that would make them prompt or phone home for a version check."""
     env = dict(os.environ)
     for name in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV"):
         env.pop(name, None)
-    env.update(PIP_CACHE_DIR=str(cache_dir() / "pip"), UV_CACHE_DIR=str(cache_dir() / "uv"),
+    env.update(PIP_CACHE_DIR=str(pip_cache()), UV_CACHE_DIR=str(cache_dir() / "uv"),
                PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", PYTHONUNBUFFERED="1")
     env.update(extra)
     return env
