@@ -5,6 +5,7 @@ subcommand, so `errkb --help` loads neither pydantic nor libcst."""
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import sys
@@ -72,7 +73,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
             print(f"  {name:<20} {pkg['sites']:>6} sites  versions {', '.join(pkg['versions'])}")
         v = stats["verification"]
         print(f"verification: {v['confirmed']} confirmed, {v['refuted']} refuted, {v['disputed']} disputed, "
-              f"{v['error']} error, {v['skipped']} skipped; GPUs: {', '.join(e['gpu'] for e in v['environments'])}")
+              f"{v['error']} error, {v['skipped']} skipped; run environments: {_counted(e['gpu'] for e in v['environments'])}")
         e = v["entry_points"]
         others = ", ".join(f"{n} {k}" for k, n in e["records_by_verdict"].items() if n and k != "reached")
         print(f"reached from entry point: {v['reached_from_entry_point']} of {e['records']} records with an "
@@ -315,3 +316,9 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _counted(names) -> str:
+    """"NVIDIA H200 ×9, none (CPU only) ×40": one entry per distinct name, most frequent first."""
+    counts = collections.Counter(names)
+    return ", ".join(f"{name} ×{n}" for name, n in counts.most_common())

@@ -21,6 +21,13 @@ def test_stats_json_counts_records_sites_and_packages(dataset):
     assert sglang["sites"] == sum(1 for s in dataset.sites.values() if s.package == "sglang")
 
 
+def test_stats_text_names_each_run_environment_once_with_its_count():
+    line = next(x for x in errkb("stats").stdout.splitlines() if x.startswith("verification:"))
+    listed = line.split("run environments: ", 1)[1].split(", ")
+    names = [item.rsplit(" ×", 1)[0] for item in listed]
+    assert len(names) == len(set(names)) and all(item.rsplit(" ×", 1)[1].isdigit() for item in listed)
+
+
 def test_validate_fails_on_a_broken_copy(data_copy):
     record = next(data_copy.glob("records/*/*.json"))
     record.write_text("[]")
