@@ -47,6 +47,7 @@ EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _ERROR_CLASS = re.compile(r"\s*([\w.]*(?:Error|Exception|Warning))\s*:\s*")
 _LAST_FRAME = re.compile(r'File "([^"\n]+)", line \d+, in (\w+)[^\n]*\n(?:[ \t]*(?![ \t]|File ")[^\n]*\n){0,3}\Z')  # log prefixes may take the indent
+_NUMBERED = re.compile(r"\b\d+\.(?:\d+|x)\b")  # a version or an arch ("SM 10.x", "8.0") pins a message down too
 _LEADING_WORD = re.compile(r"^\w+")
 _TRAILING_WORD = re.compile(r"\w+\Z")
 # Messages (placeholders and quotes removed) whose words do not say which library raised them:
@@ -258,7 +259,8 @@ class Entry:
         extension makes (`{name} must be a CUDA tensor`), or holds fewer than three words
         (`internal error`, `Unsupported {name}: {dtype}`). It answers only when the traceback
         points into its package."""
-        return _skeleton(self.literal) in GENERIC_MESSAGES or len(words(self.literal)) < MIN_BARE_SITE_WORDS
+        named = len(words(self.literal)) + len(_NUMBERED.findall(self.literal))
+        return _skeleton(self.literal) in GENERIC_MESSAGES or named < MIN_BARE_SITE_WORDS
 
     @cached_property
     def sorted_packages(self) -> tuple[str, ...]:
