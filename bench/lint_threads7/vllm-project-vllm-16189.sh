@@ -1,0 +1,2 @@
+# source: https://github.com/vllm-project/vllm/issues/16189 (first post, environment section), query 4, rank 6 (read through the title follow-up)
+sudo docker run --runtime nvidia --gpus all     -v /mnt/rag_data:/root/.cache/huggingface     --env "HUGGING_FACE_HUB_TOKEN=<token>"     -p 8000:8000     --ipc=host   --name vllm  vllm/vllm-openai:latest     --model meta-llama/Llama-4-Scout-17B-16E-Instruct --device cuda   --download-dir /opt/hf_models --dtype=half --tensor-parallel-size 4  --swap-space .5 --gpu-memory-utilization .95 
