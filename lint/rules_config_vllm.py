@@ -315,9 +315,11 @@ class VllmTritonFp8KvBeforeSm89(ConfigRule):
 class VllmBfloat16BeforeSm80(ConfigRule):
     """`dtype='bfloat16'` (`--dtype bfloat16`) for GPUs below compute capability 8.0 (V100, T4,
     RTX 20xx): vLLM refuses the model dtype at start-up, in every release read (0.2.0-0.34.0,
-    record `vllm-bf16-requires-sm80`); float16 is what those GPUs run. `auto` is left alone (vLLM
-    picks float16 there itself). Fires only when the target archs include sm70/sm75: the default
-    list starts at sm80."""
+    record `vllm-bf16-requires-sm80`); float16 is what those GPUs run. `auto` is left alone: from
+    vLLM 0.9.0 it falls back to float16 on GPUs without bfloat16 (with a warning), while up to
+    0.8.5 it keeps a bfloat16 checkpoint's dtype and fails the same way, but whether the checkpoint
+    is bfloat16 is not in the code the linter reads. Fires only when the target archs include
+    sm70/sm75: the default list starts at sm80."""
 
     CODE = "EKB605"
     NAME = "vllm-bfloat16-before-sm80"
