@@ -310,3 +310,21 @@ def flash_attn_source(ctx, version: str):
         with tarfile.open(folder / sdist) as tar:
             tar.extractall(_venv._tmp_root(), filter="data")
     return root
+
+
+def flash_attn_python_wheel(ctx, version: str) -> str:
+    """A wheel of flash-attn `version` built from its PyPI sdist with its CUDA build switched off
+    (FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: the Python package alone, no flash_attn_2_cuda), once
+    per run under the runner's temporary root; returns its path. For claims about which modules
+    and names a release ships, decidable without a GPU."""
+    folder = _venv._tmp_root() / f"wheel-flash-attn-{version}-skip-cuda-build"
+    found = sorted(folder.glob(f"flash_attn-{version}-*.whl"))
+    if not found:
+        env = with_torch(ctx)
+        res = env.pip("wheel", "--no-deps", "--no-build-isolation", "-w", folder, f"flash-attn=={version}", timeout=900,
+                      env=_venv.tool_env(VIRTUAL_ENV=str(env.path), FLASH_ATTENTION_SKIP_CUDA_BUILD="TRUE"))
+        found = sorted(folder.glob(f"flash_attn-{version}-*.whl"))
+        if not found:
+            ctx.skip(f"could not build flash-attn {version} with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: {res.tail(400)}")
+    ctx.note(f"flash-attn {version} wheel built from the sdist with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: {found[0].name}")
+    return str(found[0])

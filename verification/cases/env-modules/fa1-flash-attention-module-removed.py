@@ -34,22 +34,9 @@ FIX_1 = ("import inspect\nfrom flash_attn import flash_attn_qkvpacked_func\nfrom
          "print('binds', flash_attn_qkvpacked_func.__module__, MHA.__module__)")
 
 
-def _fa2_wheel(ctx) -> str:
-    folder = _venv._tmp_root() / f"wheel-flash-attn-{VERSION}-skip-cuda-build"
-    found = sorted(folder.glob(f"flash_attn-{VERSION}-*.whl"))
-    if not found:
-        env = b.with_torch(ctx)
-        res = env.pip("wheel", "--no-deps", "--no-build-isolation", "-w", folder, f"flash-attn=={VERSION}", timeout=900,
-                      env=_venv.tool_env(VIRTUAL_ENV=str(env.path), FLASH_ATTENTION_SKIP_CUDA_BUILD="TRUE"))
-        found = sorted(folder.glob(f"flash_attn-{VERSION}-*.whl"))
-        if not found:
-            ctx.skip(f"could not build flash-attn {VERSION} with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: {res.tail(400)}")
-    ctx.note(f"flash-attn {VERSION} wheel built from the sdist with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: {found[0].name}")
-    return str(found[0])
-
 
 def _env(ctx):
-    tool, env = b.uv_env(ctx, f"fa2-{VERSION}", "torch==2.14.1", "einops", _fa2_wheel(ctx))
+    tool, env = b.uv_env(ctx, f"fa2-{VERSION}", "torch==2.14.1", "einops", b.flash_attn_python_wheel(ctx, VERSION))
     return env
 
 

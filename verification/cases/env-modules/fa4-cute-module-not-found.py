@@ -38,19 +38,6 @@ FIX_2 = ["import importlib.metadata as m; print('dists', sorted(d.metadata['Name
          "import flash_attn; print('path', list(flash_attn.__path__))"]
 
 
-def _fa2_wheel(ctx, version: str) -> str:
-    folder = _venv._tmp_root() / f"wheel-flash-attn-{version}-skip-cuda-build"
-    found = sorted(folder.glob(f"flash_attn-{version}-*.whl"))
-    if not found:
-        env = b.with_torch(ctx)
-        res = env.pip("wheel", "--no-deps", "--no-build-isolation", "-w", folder, f"flash-attn=={version}", timeout=900,
-                      env=_venv.tool_env(VIRTUAL_ENV=str(env.path), FLASH_ATTENTION_SKIP_CUDA_BUILD="TRUE"))
-        found = sorted(folder.glob(f"flash_attn-{version}-*.whl"))
-        if not found:
-            ctx.skip(f"could not build flash-attn {version} with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: {res.tail(400)}")
-    ctx.note(f"flash-attn {version} wheel built from the sdist with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: {found[0].name}")
-    return str(found[0])
-
 
 def _env(ctx, key, *requirements):
     return b.uv_env(ctx, key, TORCH, "einops", *requirements)
@@ -67,14 +54,14 @@ def _last(res):
 
 
 def reproduce(ctx):
-    tool, env = _env(ctx, "fa2-2.8.2", _fa2_wheel(ctx, "2.8.2"))
+    tool, env = _env(ctx, "fa2-2.8.2", b.flash_attn_python_wheel(ctx, "2.8.2"))
     plain = _py(env, REPRODUCE)
     ctx.note(f"2.8.2 without FLASH_ATTENTION_TRITON_AMD_ENABLE: {_last(plain)}")
     res = _py(env, REPRODUCE, **AMD)
     ctx.note("2.8.2 with FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE: "
              + next((l for l in res.output.splitlines() if l.startswith("flash_attn ")), "flash_attn did not import")
              + f"; then {_last(res)}")
-    tool3, env3 = _env(ctx, "fa2-2.8.3", _fa2_wheel(ctx, "2.8.3"))
+    tool3, env3 = _env(ctx, "fa2-2.8.3", b.flash_attn_python_wheel(ctx, "2.8.3"))
     ctx.note(f"2.8.3 (same setting): {_last(_py(env3, REPRODUCE, **AMD))}")
     if not re.search(r"^flash_attn 2\.8\.2$", res.output, re.M):
         ctx.skip(f"flash_attn 2.8.2 did not import with its Triton backend: {res.tail(400)}")
@@ -82,7 +69,7 @@ def reproduce(ctx):
 
 
 def _fa4_env(ctx):
-    tool, env = _env(ctx, "fa2-2.8.2-fa4", _fa2_wheel(ctx, "2.8.2"))
+    tool, env = _env(ctx, "fa2-2.8.2-fa4", b.flash_attn_python_wheel(ctx, "2.8.2"))
     stamp = env.path / ".errkb-fa4"
     if not stamp.exists():
         res = b.uv_pip(tool, env, "install", "--prerelease", "allow", "flash-attn-4")
@@ -110,7 +97,7 @@ def fix_1(ctx):
     tool2, env2 = _env(ctx, "fa4-then-2.8.3", "--prerelease", "allow", "flash-attn-4")
     stamp = env2.path / ".errkb-fa2"
     if not stamp.exists():
-        got = b.uv_pip(tool2, env2, "install", "--reinstall-package", "flash-attn", _fa2_wheel(ctx, "2.8.3"))
+        got = b.uv_pip(tool2, env2, "install", "--reinstall-package", "flash-attn", b.flash_attn_python_wheel(ctx, "2.8.3"))
         stamp.write_text(got.tail(200))
     after = _py(env2, "import flash_attn.cute as c; print('cute-version', getattr(c, '__version__', None))", **AMD)
     ctx.note("caveat check, flash-attn-4 then 2.8.3 installed: "

@@ -43,19 +43,6 @@ print("flash.py ran:", None if f is None else f.FLASH_VERSION)
 '''
 
 
-def _fa_wheel(ctx, version: str) -> str:
-    folder = _venv._tmp_root() / f"wheel-flash-attn-{version}-skip-cuda-build"
-    found = sorted(folder.glob(f"flash_attn-{version}-*.whl"))
-    if not found:
-        env = b.with_torch(ctx)
-        res = env.pip("wheel", "--no-deps", "--no-build-isolation", "-w", folder, f"flash-attn=={version}", timeout=900,
-                      env=_venv.tool_env(VIRTUAL_ENV=str(env.path), FLASH_ATTENTION_SKIP_CUDA_BUILD="TRUE"))
-        found = sorted(folder.glob(f"flash_attn-{version}-*.whl"))
-        if not found:
-            ctx.skip(f"could not build flash-attn {version} with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: {res.tail(400)}")
-    ctx.note(f"flash-attn {version}: {found[0].name}, built from the sdist with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE")
-    return str(found[0])
-
 
 def _env(ctx, key: str, xformers: str, *requirements: str):
     """torch 2.14.1, einops, numpy and `requirements` by uv; then `xformers` with --no-deps for 0.0.32.post2
@@ -84,7 +71,7 @@ def _last(res):
 
 
 def reproduce(ctx):
-    env = _env(ctx, "xf-0.0.32.post2-fa-2.8.3", XF_OLD, _fa_wheel(ctx, "2.8.3"))
+    env = _env(ctx, "xf-0.0.32.post2-fa-2.8.3", XF_OLD, b.flash_attn_python_wheel(ctx, "2.8.3"))
     plain = _py(env, "import xformers.ops")
     ctx.note(f"without FLASH_ATTENTION_TRITON_AMD_ENABLE: {_last(plain)}")
     res = _py(env, "import xformers.ops", **AMD)
@@ -110,7 +97,7 @@ def _flash_py_accepts(ctx, res, expected: str | None, where: str):
 
 
 def fix_1(ctx):
-    env = _env(ctx, "xf-0.0.32.post2-fa-2.8.2", XF_OLD, _fa_wheel(ctx, "2.8.2"))
+    env = _env(ctx, "xf-0.0.32.post2-fa-2.8.2", XF_OLD, b.flash_attn_python_wheel(ctx, "2.8.2"))
     res = _py(env, PROBE, **AMD)
     ctx.call(_flash_py_accepts, ctx, res, "2.8.2", "flash-attn 2.8.2 (inside >=2.7.1,<=2.8.2)")
     ctx.note("the later stop, if any, is flash3.py's FA3 extension built for torch 2.8.0 (this environment's "
@@ -118,7 +105,7 @@ def fix_1(ctx):
 
 
 def fix_2(ctx):
-    env = _env(ctx, "xf-0.0.35-fa-2.8.3", XF_NEW, _fa_wheel(ctx, "2.8.3"))
+    env = _env(ctx, "xf-0.0.35-fa-2.8.3", XF_NEW, b.flash_attn_python_wheel(ctx, "2.8.3"))
     res = _py(env, "import xformers, xformers.ops, xformers.ops.fmha.flash as f\n"
                    "print('ops imported', xformers.__version__, f.FLASH_VERSION)", **AMD)
 
@@ -137,7 +124,7 @@ def fix_3(ctx):
     bare = _env(ctx, "xf-0.0.32.post2-no-fa", XF_OLD)
     res = _py(bare, PROBE, **AMD)
     ctx.call(_flash_py_accepts, ctx, res, None, "flash-attn not installed")
-    env = _env(ctx, "xf-0.0.32.post2-fa-2.8.3", XF_OLD, _fa_wheel(ctx, "2.8.3"))
+    env = _env(ctx, "xf-0.0.32.post2-fa-2.8.3", XF_OLD, b.flash_attn_python_wheel(ctx, "2.8.3"))
     skip = _py(env, PROBE, XFORMERS_IGNORE_FLASH_VERSION_CHECK="1", **AMD)
     ctx.call(_flash_py_accepts, ctx, skip, "2.8.3", "flash-attn 2.8.3 with XFORMERS_IGNORE_FLASH_VERSION_CHECK=1")
     ctx.note("running a kernel through the bypassed check needs a GPU (the fix's caveat): not run")
