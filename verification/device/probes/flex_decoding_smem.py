@@ -1,11 +1,11 @@
-"""Probe (not a case): which FlexAttention shapes make Inductor find no Triton config that fits
-the H200's shared memory, decode path (short queries) and prefill path. One subprocess per shape,
+"""Probe (not a case): which decode-shaped FlexAttention calls make Inductor find no Triton config
+that fits the H200's shared memory. One subprocess per shape,
 so a hang or crash costs one line. Prints one JSON line per shape."""
 import json, os, subprocess, sys
 
 SHAPES = [  # (sq, sk, d, dtype, hq, hk)
     (1, 4096, 512, "float32", 8, 8), (1, 4096, 512, "bfloat16", 8, 8), (1, 4096, 256, "float32", 8, 8),
-    (16, 4096, 512, "float32", 32, 8), (16, 4096, 256, "float32", 32, 4), (64, 4096, 512, "bfloat16", 32, 4),
+    (16, 4096, 512, "float32", 32, 8),
 ]
 CHILD = r'''
 import sys, json, torch
@@ -20,13 +20,13 @@ except Exception as e:
 '''
 def one(shape):
     try:
-        p = subprocess.run([sys.executable, "-c", CHILD, json.dumps(shape)], capture_output=True, text=True, timeout=170)
+        p = subprocess.run([sys.executable, "-c", CHILD, json.dumps(shape)], capture_output=True, text=True, timeout=150)
         line = (p.stdout.strip().splitlines() or [json.dumps({"ok": None, "rc": p.returncode, "err": p.stderr[-800:]})])[-1]
     except subprocess.TimeoutExpired:
-        line = json.dumps({"ok": None, "timeout": 170})
+        line = json.dumps({"ok": None, "timeout": 150})
     print(json.dumps({"shape": shape, **json.loads(line)}), flush=True)
 
 
 from concurrent.futures import ThreadPoolExecutor
-with ThreadPoolExecutor(6) as pool:
+with ThreadPoolExecutor(4) as pool:
     list(pool.map(one, SHAPES))
