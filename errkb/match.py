@@ -451,6 +451,12 @@ class MatchIndex:
             for hit in informed:
                 hit[4].append("found on an INFO line (no other line of the paste matched)")
             return paste, self._rank(informed, paste, limit)
+        # A bare `AssertionError` says nothing by itself: the traceback's source line above it, the
+        # assert statement, is what failed (records of asserts without a message are their statement).
+        if (statements := _bare_assert_statements(paste.text)) and (asserted := self._exact_hits(statements, paste.text)):
+            for hit in asserted:
+                hit[4].append("the assert statement printed above a bare AssertionError")
+            return paste, self._rank(asserted, paste, limit)
         if cut := self._cut_short(paste):
             return paste, self._rank(cut, paste, limit)
         return paste, []
@@ -792,6 +798,15 @@ _PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")
 # A replacement field of an f-string starts with a name (`{major}`, `{x.shape}`, `{len(a)!r}`); a
 # value printed in braces starts otherwise (torch's `CUDABFloat16Type{[1, 1, 1538]}`, `{0: 'a'}`).
 _SOURCE_FIELD = re.compile(r"\{[A-Za-z_][^{}\n]*\}")
+
+
+_BARE_ASSERT = re.compile(r"^[ \t]*(assert [^\n]+)\n(?:[ \t]*\^+[ \t]*\n)*(?:\[rank\d+\]:)?[ \t]*AssertionError[ \t]*$", re.M)
+
+
+def _bare_assert_statements(text: str) -> str:
+    """The assert statements that a traceback shows right above a bare `AssertionError` line, one
+    a line: Python prints no message for `assert cond`, only the statement in the frame."""
+    return "".join(m.group(1).strip() + "\n" for m in _BARE_ASSERT.finditer(text))
 
 
 def _is_source_code(m: re.Match[str]) -> bool:

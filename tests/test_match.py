@@ -578,3 +578,13 @@ def test_a_catch_all_answers_only_where_no_specific_record_does(index):
     got = [m.id for m in index.match(known)]
     assert got[0] == "fa1-unpadded-func-import-on-fa2" and "attention-module-cannot-import-name" in got
     assert index.match("ImportError: cannot import name 'PeftConfig' from 'peft.utils' (/x/peft/utils/__init__.py)") == []
+
+
+def test_a_bare_assertion_error_is_read_by_the_assert_statement_above_it(index):
+    """`assert cond` prints no message: the frame's source line is what failed."""
+    frame = 'File "wan/modules/attention.py", line 112, in flash_attention\n    assert FLASH_ATTN_2_AVAILABLE\n'
+    hit = top(index, frame + "AssertionError\n")
+    assert hit is not None and hit.id == "wan-flash-attention-fa2-unavailable-assert"
+    assert "bare AssertionError" in " ".join(hit.why)
+    # with a message of its own the exception line is the message, and this one names nothing known
+    assert index.match(frame + "AssertionError: shapes differ\n") == []
