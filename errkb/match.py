@@ -76,6 +76,7 @@ WARNING_KINDS = frozenset({"warning", "log-warning", "check-warning"})
 # only when the paste shows attention code (ATTENTION_HINT); records linking them keep their own rules.
 SHARED_PACKAGES = frozenset({"triton"})
 SHARED_FILES = frozenset({("sglang", "python/sglang/srt/model_executor/model_runner.py"), ("vllm", "vllm/worker/worker.py"),
+                          ("vllm", "vllm/platforms/interface.py"),
                           ("transformers", "src/transformers/modeling_utils.py")})
 ATTENTION_HINT = re.compile(r"attn|attention|sdpa|fmha|flash_?(?:attn|fwd|bwd|mla|infer)|xformers|\b(?:mla|mha)\b",
                             re.IGNORECASE)

@@ -588,3 +588,12 @@ def test_a_bare_assertion_error_is_read_by_the_assert_statement_above_it(index):
     assert "bare AssertionError" in " ".join(hit.why)
     # with a message of its own the exception line is the message, and this one names nothing known
     assert index.match(frame + "AssertionError: shapes differ\n") == []
+
+
+def test_vllm_platform_warnings_need_attention_in_the_paste(index):
+    """vllm/platforms/interface.py is harvested for its backend checks but also warns about
+    pinned memory under WSL: alone, that start-up line is no attention error."""
+    line = "(VllmWorkerProcess pid=1866) WARNING 07-04 22:49:33 utils.py:541] Using 'pin_memory=False' as WSL is detected. This may slow down the performance.\n"
+    assert index.match(line) == []
+    refusal = "ValueError: The attention backends share no supported KV cache block size (FLASH_ATTN, FLASHINFER).\n"
+    assert index.match(refusal), "a check of the same file about attention still answers"
