@@ -60,6 +60,24 @@ def fresh_install(ctx, requirement: str, *, pip: str = PIP, legacy: bool = False
     return _noted(ctx, env, key, env.pip("install", *extra, requirement, timeout=timeout))
 
 
+# A CPU-only build of torch (torch.version.cuda is None): what transformers' FlashAttention checks read
+# as "not a CUDA build". PyPI has none for Linux; the default is the local wheel folder of this machine
+# (ERRKB_VERIFY_CPU_TORCH_ARGS="--index-url https://download.pytorch.org/whl/cpu" where that is reachable).
+CPU_TORCH = "torch==2.13.0+cpu"
+
+
+def cpu_torch_requirement() -> list[str]:
+    return [os.environ.get("ERRKB_VERIFY_CPU_TORCH", CPU_TORCH),
+            *shlex.split(os.environ.get("ERRKB_VERIFY_CPU_TORCH_ARGS", "--find-links /opt/wheels"))]
+
+
+def with_cpu_torch(ctx, pip: str = PIP) -> _venv.Venv:
+    """with_torch() with a CPU-only torch build (cpu_torch_requirement) in place of PyPI's CUDA one."""
+    return _venv.venv(ctx, "cpu-torch-" + pip, pip=pip,
+                      install=[*cpu_torch_requirement(), "packaging", "ninja", "psutil", f"wheel=={WHEEL}",
+                               f"setuptools=={SETUPTOOLS}"])
+
+
 def with_torch(ctx, pip: str = PIP) -> _venv.Venv:
     """An environment where torch is installed first, with the build tools flash-attn's README and
     the records' fixes name (packaging, ninja, wheel, setuptools, psutil)."""
@@ -209,26 +227,28 @@ def only_binary_resolves(ctx, requirement: str, package: str) -> None:
     ctx.note(would[0][:400])
 
 
-def target_dir(ctx, requirement: str, *, no_deps: bool = False) -> str:
+def target_dir(ctx, requirement: str, *, no_deps: bool = False, env: _venv.Venv | None = None) -> str:
     """`pip install --target` of `requirement` (pip 26.3) into a folder of its own, put in front of
-    with_torch()'s packages through PYTHONPATH by the steps: one torch for several releases of a
-    pure-Python library."""
-    folder = _venv._tmp_root() / ("target-" + requirement.replace("=", "-").replace(" ", ""))
+    with_torch()'s packages (or `env`'s) through PYTHONPATH by the steps: one torch for several
+    releases of a pure-Python library."""
+    folder = _venv._tmp_root() / ("target-" + os.path.basename(requirement).replace("=", "-").replace(" ", ""))
     stamp = folder / ".errkb-done"
     if not stamp.exists():
-        env = with_torch(ctx)
+        env = env or with_torch(ctx)
         res = env.pip("install", "--target", folder, *(["--no-deps"] if no_deps else []), requirement, timeout=900)
         if res.returncode != 0:
             ctx.skip(f"could not install {requirement}: {res.tail(400)}")
         stamp.write_text(requirement)
-    ctx.note(f"{requirement} installed with pip --target, next to torch {torch_requirement()[0]}")
+    ctx.note(f"{requirement} installed with pip --target" + ("" if env else f", next to torch {torch_requirement()[0]}"))
     return str(folder)
 
 
-def run_with_torch(ctx, code: str, *, path=(), cwd=None, timeout: float = 600) -> _venv.Run:
-    """`code` run by with_torch()'s Python, with `path` in front on PYTHONPATH."""
-    env = with_torch(ctx)
+def run_with_torch(ctx, code: str, *, path=(), cwd=None, timeout: float = 600, env: _venv.Venv | None = None,
+                   extra_env: dict | None = None) -> _venv.Run:
+    """`code` run by with_torch()'s Python (or `env`'s), with `path` in front on PYTHONPATH."""
+    env = env or with_torch(ctx)
     extra = {"PYTHONPATH": os.pathsep.join(map(str, path))} if path else {}
+    extra.update(extra_env or {})
     return _venv.run([env.python, "-c", code], env=_venv.tool_env(VIRTUAL_ENV=str(env.path), **extra),
                      cwd=cwd or _venv._tmp_root(), timeout=timeout)
 
@@ -312,17 +332,20 @@ def flash_attn_source(ctx, version: str):
     return root
 
 
-def flash_attn_python_wheel(ctx, version: str) -> str:
+def flash_attn_python_wheel(ctx, version: str, env: _venv.Venv | None = None) -> str:
     """A wheel of flash-attn `version` built from its PyPI sdist with its CUDA build switched off
     (FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: the Python package alone, no flash_attn_2_cuda), once
-    per run under the runner's temporary root; returns its path. For claims about which modules
-    and names a release ships, decidable without a GPU."""
+    per run under the runner's temporary root, in with_torch()'s environment or `env`; returns its
+    path. For claims about which modules and names a release ships, decidable without a GPU. Built
+    in a CPU-only torch's environment, FLASH_ATTENTION_FORCE_BUILD=TRUE keeps setup.py from guessing
+    a prebuilt wheel's URL, which it derives from torch.version.cuda (None there)."""
     folder = _venv._tmp_root() / f"wheel-flash-attn-{version}-skip-cuda-build"
     found = sorted(folder.glob(f"flash_attn-{version}-*.whl"))
     if not found:
-        env = with_torch(ctx)
+        extra = {"FLASH_ATTENTION_FORCE_BUILD": "TRUE"} if env is not None else {}
+        env = env or with_torch(ctx)
         res = env.pip("wheel", "--no-deps", "--no-build-isolation", "-w", folder, f"flash-attn=={version}", timeout=900,
-                      env=_venv.tool_env(VIRTUAL_ENV=str(env.path), FLASH_ATTENTION_SKIP_CUDA_BUILD="TRUE"))
+                      env=_venv.tool_env(VIRTUAL_ENV=str(env.path), FLASH_ATTENTION_SKIP_CUDA_BUILD="TRUE", **extra))
         found = sorted(folder.glob(f"flash_attn-{version}-*.whl"))
         if not found:
             ctx.skip(f"could not build flash-attn {version} with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: {res.tail(400)}")

@@ -1,9 +1,20 @@
 """A two-layer Llama saved from a config made in code (no Hub), loaded in a child process with
 one transformers release: the model the "FlashAttention package not installed" cases load, once
-with the attention implementation the record is about and once with SDPA against eager."""
+with the attention implementation the record is about and once with SDPA against eager.
+
+`load` runs any from_pretrained call on it and prints what transformers logged (`relog` logs it
+again in the worker, for ctx.expect_logged); `cpu_with_flash_attn` is the environment of the
+FlashAttention device and dtype checks: a CPU-only torch build with flash-attn's Python package
+(no CUDA build) importable, which is what transformers' availability check lets through on a
+CPU build of torch."""
+
+import ast
+import logging
 
 from verification.cases import _builds as b
 from verification.cases import _venv
+
+FLASH_ATTN = "2.8.3"
 
 MODEL = r'''
 import tempfile, torch
@@ -25,6 +36,85 @@ print("MAXDIFF", float((out["sdpa"] - out["eager"]).abs().max()))
 '''
 
 
+# prints every record the "transformers" logger handles as one line (installed before the import)
+LOG_TAP = r'''
+import logging
+class _ErrkbTap(logging.Handler):
+    def emit(self, record):
+        print("ERRKB-LOG", record.levelname, record.name, repr(record.getMessage()), flush=True)
+logging.getLogger("transformers").addHandler(_ErrkbTap())
+'''
+
+
+def outcome(res: _venv.Run) -> str:
+    loaded = [line for line in res.output.splitlines() if line.startswith("LOADED ")]
+    if loaded:
+        return "loaded (" + loaded[-1][7:] + ")"
+    causes = _venv.exception_lines(res.output)
+    return f"{causes[-1][0]}: {causes[-1][1][:300]}" if causes else res.summary()
+
+
+def load(ctx, transformers: str, args: str, *, env=None, path=(), after: str = "") -> _venv.Run:
+    """`AutoModelForCausalLM.from_pretrained(<tiny Llama folder>, <args>)` in a child process run by
+    `env`'s Python (with_torch()'s by default), with `transformers` (a requirement, installed with
+    pip --target) and then `path` in front; `after` runs on the loaded model `m`."""
+    code = (LOG_TAP + MODEL + f"m = AutoModelForCausalLM.from_pretrained(folder, {args})\n"
+            "print('LOADED', m.config._attn_implementation, m.dtype, next(m.parameters()).device, flush=True)\n" + after)
+    res = b.run_with_torch(ctx, code, path=[b.target_dir(ctx, transformers, env=env), *path], env=env,
+                           extra_env={"HF_HUB_OFFLINE": "1"})
+    ctx.note(f"{transformers}: from_pretrained(<tiny Llama folder>, {args}): {outcome(res)}")
+    return res
+
+
+def relog(output: str) -> None:
+    """Log again, in this process, each line the child's LOG_TAP printed."""
+    for line in output.splitlines():
+        if line.startswith("ERRKB-LOG "):
+            _, level, name, text = line.split(" ", 3)
+            logging.getLogger(name).log(getattr(logging, level, logging.WARNING), ast.literal_eval(text))
+
+
+def logged(output: str) -> list[str]:
+    return [ast.literal_eval(line.split(" ", 3)[3]) for line in output.splitlines() if line.startswith("ERRKB-LOG ")]
+
+
+def each_release(ctx, runs: dict, *, logged_too: bool = False) -> None:
+    """Every run in `runs` ({release: Run}) printed the record's message (raised, or logged too when
+    `logged_too`); a release where the load stopped otherwise refutes, one where the child could not
+    run transformers at all is an error of the case."""
+    from errkb.verify.case import Refuted
+
+    template = ctx.record["template"]
+    missing = {}
+    for rel, res in runs.items():
+        if _venv.tool_message(res.output, template):
+            continue
+        if any(cls == "ModuleNotFoundError" for cls, _ in _venv.exception_lines(res.output)[-1:]):
+            raise RuntimeError(f"{rel} did not import here: {outcome(res)}")
+        missing[rel] = outcome(res)
+    if missing:
+        ctx.observed = {"class": None, "message": None, "instead": missing}
+        raise Refuted(f"no such message from {', '.join(missing)}")
+
+
+def cpu_with_flash_attn(ctx):
+    """(environment, extra path): b.with_cpu_torch() and flash-attn FLASH_ATTN's Python package (its
+    sdist built with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE in that environment, installed with pip
+    --target), so importlib finds flash_attn and its version while torch.version.cuda is None."""
+    env = b.with_cpu_torch(ctx)
+    for note in env.notes:
+        ctx.note(note)
+    wheel = b.flash_attn_python_wheel(ctx, FLASH_ATTN, env=env)
+    return env, [b.target_dir(ctx, wheel, no_deps=True, env=env)]
+
+
+def cuda_torch_without_gpu(ctx, torch: str = "torch==2.14.1"):
+    """An environment made by uv with PyPI's CUDA build of torch (it imports on this machine, which
+    has no GPU): the other side of the checks that read torch.version.cuda."""
+    tool, env = b.uv_env(ctx, "cuda-" + torch.replace("=", "-"), torch, "numpy")
+    return env
+
+
 def expect_refusal(ctx, transformers: str, implementation: str) -> None:
     """Loading the model with `implementation` raises the record's message."""
     code = MODEL + f'AutoModelForCausalLM.from_pretrained(folder, attn_implementation="{implementation}")'
@@ -33,10 +123,15 @@ def expect_refusal(ctx, transformers: str, implementation: str) -> None:
     ctx.expect_error(_venv.reraise, res.output, ctx.record["template"])
 
 
-def sdpa_matches_eager(ctx, transformers: str) -> None:
-    """The same model loads with attn_implementation="sdpa", without the record's message, and
-    its logits match the eager implementation's."""
-    res = b.run_with_torch(ctx, SDPA_AGAINST_EAGER, path=[b.target_dir(ctx, transformers)])
+def sdpa_matches_eager(ctx, transformers: str, *, env=None, path=(), sdpa_args: str = "") -> None:
+    """The same model loads with attn_implementation="sdpa" (and `sdpa_args`, e.g. a device_map),
+    without the record's message, and its logits match the eager implementation's."""
+    code = SDPA_AGAINST_EAGER
+    if sdpa_args:
+        code = code.replace('attn_implementation=impl,', f'attn_implementation=impl, **(dict({sdpa_args}) if impl == "sdpa" else {{}}),')
+        ctx.note(f"sdpa loaded with {sdpa_args}")
+    res = b.run_with_torch(ctx, code, path=[b.target_dir(ctx, transformers, env=env), *path], env=env,
+                           extra_env={"HF_HUB_OFFLINE": "1"})
     ctx.note(res.summary())
 
     def loads():
