@@ -156,8 +156,9 @@ class Venv:
         return run([self.python, "-m", "pip", *args], env=env or tool_env(VIRTUAL_ENV=str(self.path)),
                    timeout=timeout, stop_at=stop_at, cwd=cwd)
 
-    def python_run(self, code: str, *, env: dict | None = None, timeout: float = 300, cwd=None) -> Run:
-        return run([self.python, "-c", code], env=env or tool_env(VIRTUAL_ENV=str(self.path)), timeout=timeout,
+    def python_run(self, code: str, *, env: dict | None = None, timeout: float = 300, cwd=None, **extra: str) -> Run:
+        """`code` run by this environment's Python; `extra` adds variables to tool_env()'s."""
+        return run([self.python, "-c", code], env=env or tool_env(VIRTUAL_ENV=str(self.path), **extra), timeout=timeout,
                    cwd=cwd or tempfile.gettempdir())
 
     def version(self, dist: str) -> str | None:
@@ -297,6 +298,12 @@ def without_toolkit(ctx, argv: list) -> list[str]:
 _EXC_LINE = re.compile(r"^\s*(?:[│|]\s*)?(?P<cls>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))"
                        r"(?::\s(?P<msg>.*))?$")
 _WARN_LINE = re.compile(r"^\s*(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Za-z_]\w*Warning): (?P<msg>.*)$")
+
+
+def last_exception(output: str, width: int | None = None) -> str:
+    """`Class: message` of the last exception a tool printed (the message cut at `width`)."""
+    causes = exception_lines(output)
+    return f"{causes[-1][0]}: {causes[-1][1][:width]}" if causes else "no exception"
 
 
 def exception_lines(output: str) -> list[tuple[str, str]]:

@@ -43,26 +43,22 @@ def _env(ctx, key, *requirements):
     return b.uv_env(ctx, key, TORCH, "einops", *requirements)
 
 
-def _py(env, code, **extra):
-    return _venv.run([env.python, "-c", code], env=_venv.tool_env(VIRTUAL_ENV=str(env.path), **extra),
-                     cwd=_venv._tmp_root(), timeout=600)
 
 
-def _last(res):
-    causes = _venv.exception_lines(res.output)
-    return f"{causes[-1][0]}: {causes[-1][1]}" if causes else "no exception"
+def _run(env, code, **extra):
+    return env.python_run(code, timeout=600, cwd=_venv._tmp_root(), **extra)
 
 
 def reproduce(ctx):
     tool, env = _env(ctx, "fa2-2.8.2", b.flash_attn_python_wheel(ctx, "2.8.2"))
-    plain = _py(env, REPRODUCE)
-    ctx.note(f"2.8.2 without FLASH_ATTENTION_TRITON_AMD_ENABLE: {_last(plain)}")
-    res = _py(env, REPRODUCE, **AMD)
+    plain = _run(env, REPRODUCE)
+    ctx.note(f"2.8.2 without FLASH_ATTENTION_TRITON_AMD_ENABLE: {_venv.last_exception(plain.output)}")
+    res = _run(env, REPRODUCE, **AMD)
     ctx.note("2.8.2 with FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE: "
              + next((l for l in res.output.splitlines() if l.startswith("flash_attn ")), "flash_attn did not import")
-             + f"; then {_last(res)}")
+             + f"; then {_venv.last_exception(res.output)}")
     tool3, env3 = _env(ctx, "fa2-2.8.3", b.flash_attn_python_wheel(ctx, "2.8.3"))
-    ctx.note(f"2.8.3 (same setting): {_last(_py(env3, REPRODUCE, **AMD))}")
+    ctx.note(f"2.8.3 (same setting): {_venv.last_exception(_run(env3, REPRODUCE, **AMD).output)}")
     if not re.search(r"^flash_attn 2\.8\.2$", res.output, re.M):
         ctx.skip(f"flash_attn 2.8.2 did not import with its Triton backend: {res.tail(400)}")
     ctx.expect_error(_venv.reraise, res.output, ctx.record["template"])
@@ -83,7 +79,7 @@ def _fa4_env(ctx):
 
 def fix_1(ctx):
     tool, env = _fa4_env(ctx)
-    res = _py(env, FIX_1, **AMD)
+    res = _run(env, FIX_1, **AMD)
 
     def imports():
         _venv.reraise(res.output)
@@ -99,14 +95,14 @@ def fix_1(ctx):
     if not stamp.exists():
         got = b.uv_pip(tool2, env2, "install", "--reinstall-package", "flash-attn", b.flash_attn_python_wheel(ctx, "2.8.3"))
         stamp.write_text(got.tail(200))
-    after = _py(env2, "import flash_attn.cute as c; print('cute-version', getattr(c, '__version__', None))", **AMD)
+    after = _run(env2, "import flash_attn.cute as c; print('cute-version', getattr(c, '__version__', None))", **AMD)
     ctx.note("caveat check, flash-attn-4 then 2.8.3 installed: "
-             + next((l for l in after.output.splitlines() if l.startswith("cute-version")), _last(after)))
+             + next((l for l in after.output.splitlines() if l.startswith("cute-version")), _venv.last_exception(after.output)))
 
 
 def fix_2(ctx):
     tool, env = _fa4_env(ctx)
-    outs = [_py(env, code, **AMD) for code in FIX_2]
+    outs = [_run(env, code, **AMD) for code in FIX_2]
 
     def shows():
         for res in outs:

@@ -60,24 +60,20 @@ def _env(ctx, key: str, xformers: str, *requirements: str):
     return env
 
 
-def _py(env, code, **extra):
-    return _venv.run([env.python, "-c", code], env=_venv.tool_env(VIRTUAL_ENV=str(env.path), **extra),
-                     cwd=_venv._tmp_root(), timeout=600)
 
 
-def _last(res):
-    causes = _venv.exception_lines(res.output)
-    return f"{causes[-1][0]}: {causes[-1][1][:300]}" if causes else "no exception"
+def _run(env, code, **extra):
+    return env.python_run(code, timeout=600, cwd=_venv._tmp_root(), **extra)
 
 
 def reproduce(ctx):
     env = _env(ctx, "xf-0.0.32.post2-fa-2.8.3", XF_OLD, b.flash_attn_python_wheel(ctx, "2.8.3"))
-    plain = _py(env, "import xformers.ops")
-    ctx.note(f"without FLASH_ATTENTION_TRITON_AMD_ENABLE: {_last(plain)}")
-    res = _py(env, "import xformers.ops", **AMD)
+    plain = _run(env, "import xformers.ops")
+    ctx.note(f"without FLASH_ATTENTION_TRITON_AMD_ENABLE: {_venv.last_exception(plain.output, 300)}")
+    res = _run(env, "import xformers.ops", **AMD)
     if "xFormers can't load C++/CUDA extensions" in res.output:
         ctx.note("xFormers warned that its C++/CUDA extensions do not load (built for torch 2.8.0)")
-    ctx.note(f"with FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE: {_last(res)}")
+    ctx.note(f"with FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE: {_venv.last_exception(res.output, 300)}")
     ctx.expect_error(_venv.reraise, res.output, ctx.record["template"], "ImportError")
 
 
@@ -98,7 +94,7 @@ def _flash_py_accepts(ctx, res, expected: str | None, where: str):
 
 def fix_1(ctx):
     env = _env(ctx, "xf-0.0.32.post2-fa-2.8.2", XF_OLD, b.flash_attn_python_wheel(ctx, "2.8.2"))
-    res = _py(env, PROBE, **AMD)
+    res = _run(env, PROBE, **AMD)
     ctx.call(_flash_py_accepts, ctx, res, "2.8.2", "flash-attn 2.8.2 (inside >=2.7.1,<=2.8.2)")
     ctx.note("the later stop, if any, is flash3.py's FA3 extension built for torch 2.8.0 (this environment's "
              "torch mismatch, not the record's claim)")
@@ -106,7 +102,7 @@ def fix_1(ctx):
 
 def fix_2(ctx):
     env = _env(ctx, "xf-0.0.35-fa-2.8.3", XF_NEW, b.flash_attn_python_wheel(ctx, "2.8.3"))
-    res = _py(env, "import xformers, xformers.ops, xformers.ops.fmha.flash as f\n"
+    res = _run(env, "import xformers, xformers.ops, xformers.ops.fmha.flash as f\n"
                    "print('ops imported', xformers.__version__, f.FLASH_VERSION)", **AMD)
 
     def imports():
@@ -122,9 +118,9 @@ def fix_2(ctx):
 
 def fix_3(ctx):
     bare = _env(ctx, "xf-0.0.32.post2-no-fa", XF_OLD)
-    res = _py(bare, PROBE, **AMD)
+    res = _run(bare, PROBE, **AMD)
     ctx.call(_flash_py_accepts, ctx, res, None, "flash-attn not installed")
     env = _env(ctx, "xf-0.0.32.post2-fa-2.8.3", XF_OLD, b.flash_attn_python_wheel(ctx, "2.8.3"))
-    skip = _py(env, PROBE, XFORMERS_IGNORE_FLASH_VERSION_CHECK="1", **AMD)
+    skip = _run(env, PROBE, XFORMERS_IGNORE_FLASH_VERSION_CHECK="1", **AMD)
     ctx.call(_flash_py_accepts, ctx, skip, "2.8.3", "flash-attn 2.8.3 with XFORMERS_IGNORE_FLASH_VERSION_CHECK=1")
     ctx.note("running a kernel through the bypassed check needs a GPU (the fix's caveat): not run")
