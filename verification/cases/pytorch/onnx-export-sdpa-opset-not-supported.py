@@ -70,14 +70,14 @@ print("torch", torch.__version__, "transformers", transformers.__version__)
 torch.manual_seed(0)
 cfg = LlamaConfig(vocab_size=100, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=32)
-path = tempfile.mkdtemp(prefix="errkb-llama-")
-LlamaModel(cfg).save_pretrained(path)
-try:
-    LlamaModel.from_pretrained(path, attn_implementation="sdpa")
-    print("sdpa: loaded")
-except Exception as e:
-    print("sdpa:", type(e).__name__, str(e)[:160].replace("\\n", " "))
-model = LlamaModel.from_pretrained(path, attn_implementation="eager").eval()
+with tempfile.TemporaryDirectory(prefix="errkb-llama-") as path:
+    LlamaModel(cfg).save_pretrained(path)
+    try:
+        LlamaModel.from_pretrained(path, attn_implementation="sdpa")
+        print("sdpa: loaded")
+    except Exception as e:
+        print("sdpa:", type(e).__name__, str(e)[:160].replace("\\n", " "))
+    model = LlamaModel.from_pretrained(path, attn_implementation="eager").eval()
 print("attn_implementation", model.config._attn_implementation)
 ids = torch.tensor([[1, 5, 7, 9, 2]])
 buf = io.BytesIO()
