@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from urllib.parse import parse_qs, urlsplit
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 from errkb import templates
 from errkb.match import Match, MatchIndex
