@@ -144,3 +144,52 @@ def sdpa_matches_eager(ctx, transformers: str, *, env=None, path=(), sdpa_args: 
 
     diff = ctx.call(loads)
     ctx.close([diff], [0.0], atol=1e-4, what="sdpa logits against eager")
+
+
+# ---------------------------------------------------------------- LLaMA-Factory's loading path
+
+# a word-level tokenizer for the tiny Llama, made in code and saved next to it: LLaMA-Factory's
+# load_model registers the tokenizer's auto classes, so its loading path needs one
+TOKENIZER = r'''
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast
+_tok = Tokenizer(models.WordLevel({f"w{i}": i for i in range(128)}, unk_token="w0"))
+_tok.pre_tokenizer = pre_tokenizers.Whitespace()
+PreTrainedTokenizerFast(tokenizer_object=_tok, unk_token="w0", pad_token="w1", eos_token="w2").save_pretrained(folder)
+'''
+
+
+def log_tap(*names: str) -> str:
+    """LOG_TAP for other loggers: every record the named loggers (and their children) handle is
+    printed as one ERRKB-LOG line."""
+    return LOG_TAP.replace('logging.getLogger("transformers").addHandler(_ErrkbTap())',
+                           "".join(f"logging.getLogger({n!r}).addHandler(_ErrkbTap())\n" for n in names))
+
+
+def factory_load(ctx, env: _venv.Venv, package: str, args: dict) -> _venv.Run:
+    """LLaMA-Factory's own inference loading path on the tiny Llama (with TOKENIZER), in a child run by
+    `env`'s Python: `<package>.hparams.get_infer_args(args + the model folder + template "default")`,
+    `load_tokenizer`, then `load_model(tokenizer, model_args, finetuning_args, is_trainable=False)`,
+    and one forward pass. `package` is llmtuner or llamafactory; its logger and transformers' are tapped."""
+    code = (log_tap(package, "transformers") + MODEL + TOKENIZER +
+            f"from {package}.hparams import get_infer_args\nfrom {package}.model import load_model, load_tokenizer\n"
+            f"model_args, data_args, finetuning_args, _ = get_infer_args(dict(model_name_or_path=folder, template='default', **{args!r}))\n"
+            "tok = load_tokenizer(model_args)\ntok = tok['tokenizer'] if isinstance(tok, dict) else tok\n"
+            "m = load_model(tok, model_args, finetuning_args, is_trainable=False)\n"
+            "print('LOADED', m.config._attn_implementation, m.dtype, next(m.parameters()).device, flush=True)\n"
+            "print('FORWARD', tuple(m(torch.randint(0, 128, (1, 16))).logits.shape), flush=True)\n")
+    res = env.python_run(code, HF_HUB_OFFLINE="1", timeout=600)
+    ctx.note(f"{package}: get_infer_args({args}) + load_model on the tiny Llama: {outcome(res)}")
+    return res
+
+
+def factory_loaded(res: _venv.Run, implementation: str | None = None) -> str:
+    """factory_load's model loaded and ran a forward pass (with `implementation`, when given);
+    returns the implementation it loaded with."""
+    lines = res.output.splitlines()
+    loaded = [line.split() for line in lines if line.startswith("LOADED ")]
+    if not loaded or not any(line.startswith("FORWARD ") for line in lines):
+        raise AssertionError(f"the model did not load and run: {outcome(res)}")
+    if implementation is not None and loaded[-1][1] != implementation:
+        raise AssertionError(f"loaded with {loaded[-1][1]}, not {implementation}")
+    return loaded[-1][1]
