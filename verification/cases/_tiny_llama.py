@@ -183,6 +183,16 @@ def factory_load(ctx, env: _venv.Venv, package: str, args: dict) -> _venv.Run:
     return res
 
 
+def factory_warns(ctx, env: _venv.Venv, package: str, args: dict) -> None:
+    """The reproduce step of a LLaMA-Factory warning record: with flash-attn absent (noted), loading
+    with `args` must log the record's warning under `package`, and the load must go on."""
+    ctx.note(env.python_run("import importlib.util as u; print('flash_attn findable:', u.find_spec('flash_attn') is not None)")
+             .output.strip())
+    res = factory_load(ctx, env, package, args)
+    ctx.expect_logged(package, relog, res.output)
+    ctx.note(f"then the load went on with transformers' own choice: {factory_loaded(res)}")
+
+
 def factory_loaded(res: _venv.Run, implementation: str | None = None) -> str:
     """factory_load's model loaded and ran a forward pass (with `implementation`, when given);
     returns the implementation it loaded with."""
