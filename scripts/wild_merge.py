@@ -76,4 +76,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:]:  # it takes no options: `--help` must not merge
+        print(__doc__.strip(), file=sys.stderr)
+        sys.exit(2)
     sys.exit(main())
