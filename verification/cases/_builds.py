@@ -174,6 +174,21 @@ def box_names_cause(ctx, res: _venv.Run) -> None:
 UV = "0.9.0"
 
 
+def flash_attn_without_isolation(ctx, tool: str = "pip") -> None:
+    """The step of every flash-attn record whose fix is "torch first, then install without build
+    isolation": the same install (pip, or uv) gets past the step the record's message comes from."""
+    install = no_isolation_install(ctx, FLASH_ATTN, "flash-attn") if tool == "pip" else uv_no_isolation_install(ctx, FLASH_ATTN)
+    ctx.call(past_metadata, ctx, install, ctx.record["template"], tool)
+
+
+def uv_refuses_flash_attn(ctx) -> _venv.Run:
+    """`uv pip install flash-attn` in a fresh environment must print the record's message (uv's own
+    wording, raised as a tool message); returns the run for the step's notes."""
+    res = uv_install(ctx, FLASH_ATTN)
+    ctx.expect_error(_venv.raise_tool_message, "uv", res.output, ctx.record["template"])
+    return res
+
+
 def uv_install(ctx, requirement: str, *, uv: str = UV, extra=(), timeout: float = 900) -> _venv.Run:
     """`uv pip install <requirement>` (uv `uv`, from its PyPI wheel) into a new environment made by
     `uv venv` with this Python, which has no torch. uv's cache is ERRKB_VERIFY_CACHE's: uv resolves
@@ -264,6 +279,14 @@ def fresh_import(ctx, code: str, *, python: str | None = None, cwd=None) -> _ven
     for note in env.notes:
         ctx.note(note)
     ctx.note(f"`python -c {code!r}`: " + res.summary().split(": ", 1)[-1])
+    return res
+
+
+def fresh_import_refused(ctx, code: str) -> _venv.Run:
+    """The reproduce step of a `No module named ...` record: `code` in a fresh environment must
+    raise the record's message."""
+    res = fresh_import(ctx, code)
+    ctx.expect_error(_venv.reraise, res.output, ctx.record["template"])
     return res
 
 

@@ -15,8 +15,7 @@ TIMEOUT = 1200
 
 
 def reproduce(ctx):
-    res = b.uv_install(ctx, b.FLASH_ATTN)
-    ctx.expect_error(_venv.raise_tool_message, "uv", res.output, ctx.record["template"])
+    b.uv_refuses_flash_attn(ctx)
 
 
 def fix_1(ctx):
@@ -25,8 +24,7 @@ def fix_1(ctx):
     if not causes:
         raise AssertionError("nothing under uv's [stderr] names a cause")
     ctx.note(f"under [stderr]: {causes[-1][0]}: {causes[-1][1][:200]}")
-    res = b.uv_no_isolation_install(ctx, b.FLASH_ATTN)
-    ctx.call(b.past_metadata, ctx, res, ctx.record["template"], "uv")
+    b.flash_attn_without_isolation(ctx, "uv")
 
 
 def fix_2(ctx):

@@ -8,7 +8,6 @@ stopped when it starts building (the CUDA compile is not run). Fix 2 (pyproject 
 project) and fix 3 (GitHub release wheels) are not run here."""
 
 from verification.cases import _builds as b
-from verification.cases import _venv
 
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
@@ -16,13 +15,11 @@ TIMEOUT = 1200
 
 
 def reproduce(ctx):
-    res = b.uv_install(ctx, b.FLASH_ATTN)
-    ctx.expect_error(_venv.raise_tool_message, "uv", res.output, ctx.record["template"])
+    b.uv_refuses_flash_attn(ctx)
 
 
 def fix_1(ctx):
-    res = b.uv_no_isolation_install(ctx, b.FLASH_ATTN)
-    ctx.call(b.past_metadata, ctx, res, ctx.record["template"], "uv")
+    b.flash_attn_without_isolation(ctx, "uv")
 
 
 def fix_2(ctx):
