@@ -72,11 +72,12 @@ WARNING_KINDS = frozenset({"warning", "log-warning", "check-warning"})
 # Harvested messages that are not attention's alone: Triton raises its compile, resource and
 # language errors for every kernel, and SGLang's model runner and transformers' modeling_utils.py
 # are harvested whole for their backend checks but also load models (vLLM's worker.py, for its
-# dtype check, also sizes the KV cache). A bare site from them answers
+# dtype check, also sizes the KV cache; torch's cpp_extension.py, harvested for the build checks
+# users meet building flash-attn or xformers, builds every extension). A bare site from them answers
 # only when the paste shows attention code (ATTENTION_HINT); records linking them keep their own rules.
 SHARED_PACKAGES = frozenset({"triton"})
 SHARED_FILES = frozenset({("sglang", "python/sglang/srt/model_executor/model_runner.py"), ("vllm", "vllm/worker/worker.py"),
-                          ("vllm", "vllm/platforms/interface.py"),
+                          ("vllm", "vllm/platforms/interface.py"), ("torch", "torch/utils/cpp_extension.py"),
                           ("transformers", "src/transformers/modeling_utils.py")})
 ATTENTION_HINT = re.compile(r"attn|attention|sdpa|fmha|flash_?(?:attn|fwd|bwd|mla|infer)|xformers|\b(?:mla|mha)\b",
                             re.IGNORECASE)
@@ -216,7 +217,8 @@ class Entry:
                 order = tuple(sorted(order, key=lambda pkg: pkg not in pointed))
             if self.record_ids:
                 ids, kind = tuple(self.record_ids), "record"
-            elif order and not self.info_only and not self.notice and (pointed_to or not self.says_little):  # a bare site
+            elif order and not self.info_only and not self.notice and not self.shared_warning \
+                    and (pointed_to or not self.says_little):  # a bare site
                 ids, kind = (self.first_site[order[0]],), "site"
             else:
                 ids, kind = (), None
@@ -227,6 +229,13 @@ class Entry:
     def info_only(self) -> bool:
         """Only INFO log lines print it: never an answer by itself, only through a record."""
         return all(site.kind == "log-info" for site in self.sites)
+
+    @cached_property
+    def shared_warning(self) -> bool:
+        """A warning from a file that is not attention's alone (a build tool noting a missing ninja
+        or arch list): it says how some build or load went, not why attention failed, so it answers
+        only through a record."""
+        return self.shared and all(site.kind in WARNING_KINDS for site in self.sites)
 
     @cached_property
     def notice(self) -> bool:
@@ -669,9 +678,9 @@ class MatchIndex:
         ranked = [item for item in best.items() if item[1][0] >= MIN_SCORE]
         if len(ranked) > 1:  # at equal scores (capped at 1.0), named evidence goes first, and of two
             # records that name it, the one about fewer packages (FA2's own before the generic CUDA one)
-            # a wrapper's message follows the record of the cause it prints, wherever both match
+            # a wrapper's message follows the cause it prints (a record or a bare site), wherever both match
             wrappers = self.wrappers
-            causes = any(k == "record" and i not in wrappers for i, (_, _, k, _, _) in ranked)
+            causes = any(i not in wrappers for i in dict(ranked))
             # of two wrappers, the one printed first: the inner (torch's "Error compiling objects
             # for extension" above pip's "Failed to build installable wheels")
             ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3),

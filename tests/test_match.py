@@ -597,3 +597,21 @@ def test_vllm_platform_warnings_need_attention_in_the_paste(index):
     assert index.match(line) == []
     refusal = "ValueError: The attention backends share no supported KV cache block size (FLASH_ATTN, FLASHINFER).\n"
     assert index.match(refusal), "a check of the same file about attention still answers"
+
+
+def test_torch_extension_builder_checks_answer_only_about_attention_builds(index):
+    """torch/utils/cpp_extension.py is harvested for the checks users meet building flash-attn or
+    xformers; it builds every extension, so its sites need attention in the paste, and its warnings
+    (ninja missing, no arch list) never answer alone."""
+    mismatch = ("RuntimeError:\n      The detected CUDA version (13.1) mismatches the version that was used to compile\n"
+                "      PyTorch (12.1). Please make sure to use the same CUDA versions.\n")
+    hit = top(index, mismatch + "  ERROR: Failed building wheel for xformers\n")
+    assert hit is not None and hit.id == "xformers-build-torch-cuda-mismatch" and "torch" in hit.packages
+    hit = top(index, mismatch + "  ERROR: Failed building wheel for flash-attn\nFailed to build flash-attn\n")
+    assert hit is not None and hit.id == "flash-attn-build-torch-cuda-mismatch"
+    arch = "ValueError: Unknown CUDA arch (12.0+PTX) or GPU not supported\n"
+    assert index.match(arch) == [], "another extension's build is no attention error"
+    assert top(index, "Building wheel for flash-attn (setup.py) ... error\n" + arch).id.startswith("torch:")
+    warning = ("UserWarning: Attempted to use ninja as the BuildExtension backend but we could not find ninja.. "
+               "Falling back to using the slow distutils backend.\n  building 'flash_attn_2_cuda' extension\n")
+    assert index.match(warning) == []
