@@ -39,8 +39,10 @@ from triton.runtime.jit import JITFunction
 jit = fn
 while not isinstance(jit, JITFunction):  # heuristics/autotune wrappers hold the JITFunction in .fn
     jit = jit.fn
-if "constexprs" in inspect.signature(ASTSource.__init__).parameters:  # Triton 3.2 and later
+if "constexprs" in inspect.signature(ASTSource.__init__).parameters:  # Triton 3.3 and later
     src = ASTSource(fn=jit, signature={**sig, **{k: "constexpr" for k in consts}}, constexprs=consts)
+elif tuple(int(x) for x in triton.__version__.split(".")[:2]) >= (3, 2):  # Triton 3.2: by name, constants apart
+    src = ASTSource(fn=jit, signature=sig, constants=consts)
 else:  # Triton 3.0/3.1: arguments by position
     pos = {n: i for i, n in enumerate(jit.arg_names)}
     src = ASTSource(fn=jit, signature={pos[k]: v for k, v in sig.items()},
@@ -59,14 +61,16 @@ print("''' + MARK + r'''" + json.dumps(out))
 '''
 
 
-def compile_for(ctx, path: str, name: str, signature: dict, constexprs: dict, cc: int, timeout: float = 240) -> dict:
+def compile_for(ctx, path: str, name: str, signature: dict, constexprs: dict, cc: int, timeout: float = 240,
+                python: str | None = None, env: dict | None = None) -> dict:
     """Compile kernel `name` of the file at `path` for CUDA compute capability `cc` (80, 89, ...)
-    in a child process (fresh Triton cache); returns {"ok": True, "stages": [...]} or
+    in a child process (fresh Triton cache) of this Python or `python` (another environment's, with
+    `env` as its environment); returns {"ok": True, "stages": [...]} or
     {"ok": False, "chain": [{"class", "module", "message"}, ...]} (outermost first)."""
-    env = dict(os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(prefix="errkb-triton-cache-"))
+    env = dict(env if env is not None else os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(prefix="errkb-triton-cache-"))
     env.pop("TRITON_INTERPRET", None)
-    child = subprocess.run([sys.executable, "-c", CHILD, path, name, json.dumps(signature), json.dumps(constexprs),
-                            str(cc)], capture_output=True, text=True, env=env, timeout=timeout)
+    child = subprocess.run([str(python or sys.executable), "-c", CHILD, path, name, json.dumps(signature),
+                            json.dumps(constexprs), str(cc)], capture_output=True, text=True, env=env, timeout=timeout)
     return parse(child.stdout, child.stderr, child.returncode)
 
 
@@ -126,3 +130,42 @@ def cached_k_scores(ctx, k_type: str, cc: int) -> dict:
     the kernel the fp8 KV-cache records' cases compile."""
     ctx.note(f"scores_cached_k with K as {k_type}, compiled for sm{cc}")
     return compile_for(ctx, KERNELS, "scores_cached_k", {"Q": "*fp16", "K": k_type, "Out": "*fp32"}, SCORE_TILES, cc)
+
+
+# ---------------------------------------------------------------- a Triton release in an environment of its own
+
+# Attention-shaped kernels of _kernels.py with the argument types and block sizes they are compiled with.
+EXP_SCORES = ("exp_scores", {"S": "*fp32", "Out": "*fp32", "scale": "fp32"}, {"BLOCK": 128})
+SOFTMAX_ROWS = ("softmax_rows", {"S": "*fp32", "Out": "*fp32"}, {"BLOCK_M": 32, "BLOCK_N": 32})
+
+
+def triton_env(ctx, version: str):
+    """A uv environment holding only triton==`version` and setuptools (Triton 3.0-3.2 import it when
+    they load their backends): the wheel's own bundled ptxas, no torch, no GPU."""
+    from verification.cases import _builds as b
+
+    _, env = b.uv_env(ctx, f"triton-{version}", f"triton=={version}", "setuptools")
+    return env
+
+
+def bundled_ptxas(env, name: str = "ptxas") -> str:
+    """The ptxas binary a Triton wheel ships (triton/backends/nvidia/bin/<name>) in `env`."""
+    found = sorted(env.path.glob(f"lib/python*/site-packages/triton/backends/nvidia/bin/{name}"))
+    if not found:
+        raise FileNotFoundError(f"no triton/backends/nvidia/bin/{name} in {env.path}")
+    return str(found[0])
+
+
+def compile_in(ctx, env, kernel: tuple, cc: int, **extra: str) -> dict:
+    """compile_for() of one of the kernels above, by the Python of `env` (a triton_env), with `extra`
+    environment variables (TRITON_PTXAS_PATH). A child that dies without answering (LLVM aborts the
+    process) comes back as {"ok": False, "aborted": <its last stderr line>}."""
+    from verification.cases import _venv
+
+    name, sig, consts = kernel
+    env_vars = _venv.tool_env(VIRTUAL_ENV=str(env.path), **extra)
+    try:
+        return compile_for(ctx, KERNELS, name, sig, consts, cc, python=env.python, env=env_vars)
+    except RuntimeError as exc:
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        return {"ok": False, "aborted": lines[-1] if lines else str(exc), "chain": []}

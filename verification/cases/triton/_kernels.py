@@ -41,3 +41,22 @@ def scores_trans(Q, K, Out, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_D
     k = tl.load(K + n[:, None] * HEAD_DIM + d[None, :])
     s = tl.dot(q, tl.trans(k))
     tl.store(Out + m[:, None] * BLOCK_N + n[None, :], s)
+
+
+@triton.jit
+def softmax_rows(S, Out, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """The softmax of a tile of attention scores, row by row (no tl.dot: it compiles wherever the
+    target's matrix instructions are not what is at stake, as for the assembler records)."""
+    m = tl.arange(0, BLOCK_M)
+    n = tl.arange(0, BLOCK_N)
+    s = tl.load(S + m[:, None] * BLOCK_N + n[None, :])
+    p = tl.exp(s - tl.max(s, axis=1)[:, None])
+    tl.store(Out + m[:, None] * BLOCK_N + n[None, :], p / tl.sum(p, axis=1)[:, None])
+
+
+@triton.jit
+def exp_scores(S, Out, scale, BLOCK: tl.constexpr):
+    """exp(scale * s) over a block of attention scores: element by element, nothing that crosses
+    lanes (no warp shuffles, no tl.dot)."""
+    i = tl.arange(0, BLOCK)
+    tl.store(Out + i, tl.exp(tl.load(S + i) * scale))
