@@ -66,12 +66,15 @@ def compile_for(ctx, path: str, name: str, signature: dict, constexprs: dict, cc
     """Compile kernel `name` of the file at `path` for CUDA compute capability `cc` (80, 89, ...)
     in a child process (fresh Triton cache) of this Python or `python` (another environment's, with
     `env` as its environment); returns {"ok": True, "stages": [...]} or
-    {"ok": False, "chain": [{"class", "module", "message"}, ...]} (outermost first)."""
+    {"ok": False, "chain": [{"class", "module", "message"}, ...]} (outermost first), each with the
+    child's "stderr" (its last 20,000 characters: LLVM and MLIR print there before Triton raises)."""
     env = dict(env if env is not None else os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(prefix="errkb-triton-cache-"))
     env.pop("TRITON_INTERPRET", None)
     child = subprocess.run([str(python or sys.executable), "-c", CHILD, path, name, json.dumps(signature),
                             json.dumps(constexprs), str(cc)], capture_output=True, text=True, env=env, timeout=timeout)
-    return parse(child.stdout, child.stderr, child.returncode)
+    result = parse(child.stdout, child.stderr, child.returncode)
+    result["stderr"] = child.stderr[-20000:]  # what LLVM/MLIR printed before Triton raised (or returned)
+    return result
 
 
 def parse(stdout: str, stderr: str, returncode: int) -> dict:
@@ -168,4 +171,4 @@ def compile_in(ctx, env, kernel: tuple, cc: int, **extra: str) -> dict:
         return compile_for(ctx, KERNELS, name, sig, consts, cc, python=env.python, env=env_vars)
     except RuntimeError as exc:
         lines = [line for line in str(exc).splitlines() if line.strip()]
-        return {"ok": False, "aborted": lines[-1] if lines else str(exc), "chain": []}
+        return {"ok": False, "aborted": lines[-1] if lines else str(exc), "chain": [], "stderr": str(exc)}

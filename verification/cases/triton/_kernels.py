@@ -60,3 +60,15 @@ def exp_scores(S, Out, scale, BLOCK: tl.constexpr):
     lanes (no warp shuffles, no tl.dot)."""
     i = tl.arange(0, BLOCK)
     tl.store(Out + i, tl.exp(tl.load(S + i) * scale))
+
+
+@triton.jit
+def scores_trans_f32(Q, K, Out, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """scores_trans with both tiles widened to fp32 before tl.dot (a fix for 16-bit dots on sm70/sm75)."""
+    m = tl.arange(0, BLOCK_M)
+    n = tl.arange(0, BLOCK_N)
+    d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + m[:, None] * HEAD_DIM + d[None, :]).to(tl.float32)
+    k = tl.load(K + n[:, None] * HEAD_DIM + d[None, :]).to(tl.float32)
+    s = tl.dot(q, tl.trans(k))
+    tl.store(Out + m[:, None] * BLOCK_N + n[None, :], s)
