@@ -134,16 +134,19 @@ def sdpa_matches_eager(ctx, transformers: str, *, env=None, path=(), sdpa_args: 
                            extra_env={"HF_HUB_OFFLINE": "1"})
     ctx.note(res.summary())
 
-    def loads():
-        _venv.reraise(res.output, ctx.record["template"])
-        _venv.reraise(res.output)
-        diff = [float(line.split()[1]) for line in res.output.splitlines() if line.startswith("MAXDIFF")]
-        if not diff:
-            raise AssertionError(res.tail(600))
-        return diff[0]
-
-    diff = ctx.call(loads)
+    diff = ctx.call(logit_diff, ctx, res)
     ctx.close([diff], [0.0], atol=1e-4, what="sdpa logits against eager")
+
+
+def logit_diff(ctx, res) -> float:
+    """The MAXDIFF that SDPA_AGAINST_EAGER printed; the record's message (or any other exception)
+    the run printed instead is raised, so that ctx.call refutes on it."""
+    _venv.reraise(res.output, ctx.record["template"])
+    _venv.reraise(res.output)
+    diff = [float(line.split()[1]) for line in res.output.splitlines() if line.startswith("MAXDIFF")]
+    if not diff:
+        raise AssertionError(res.tail(600))
+    return diff[0]
 
 
 # ---------------------------------------------------------------- LLaMA-Factory's loading path

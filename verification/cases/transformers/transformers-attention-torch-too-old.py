@@ -82,14 +82,5 @@ def fix_2(ctx):
     for rel in FLEX_OLD[1]:
         res = _env(ctx, FLEX_OLD[0], rel).python_run(code, HF_HUB_OFFLINE="1", timeout=600)
         ctx.note(f"{rel} on {FLEX_OLD[0]}, sdpa and eager: {res.summary().split(': ', 1)[-1]}")
-
-        def loads(res=res):
-            _venv.reraise(res.output, ctx.record["template"])
-            _venv.reraise(res.output)
-            diff = [float(line.split()[1]) for line in res.output.splitlines() if line.startswith("MAXDIFF")]
-            if not diff:
-                raise AssertionError(res.tail(600))
-            return diff[0]
-
-        diffs.append(ctx.call(loads))
+        diffs.append(ctx.call(llama.logit_diff, ctx, res))
     ctx.close(diffs, [0.0] * len(diffs), atol=1e-4, what="sdpa logits against eager")
