@@ -221,3 +221,44 @@ def test_a_wheel_pip_builds_stays_out_of_the_shared_cache(tmp_path, monkeypatch)
     assert built, "pip did not cache the wheel it built: the test no longer shows anything"
     assert not list((tmp_path / "shared").rglob("*.whl"))
     assert (tmp_path / "shared" / "pip" / "http-v2").is_dir()
+
+
+# What pip 24.2 wrote at a pseudo-terminal (`script`) for a failed flash-attn wheel build (cut): the spinner
+# overwrites itself with backspaces, and the lines carry colour codes.
+TTY_SPINNER = ("  Building wheel for flash-attn (setup.py) ... \x1b[?25l-\x08 \x08\\\x08 \x08|\x08 \x08error\r\n"
+               "\x1b[31m  ERROR: Failed building wheel for flash-attn\x1b[0m\x1b[31m\r\n")
+
+# torch 2.5.1 prints its CUDA mismatch on the lines below 'RuntimeError:', inside pip's box (cut).
+MISMATCH = """\
+        File "/x/torch/utils/cpp_extension.py", line 415, in _check_cuda_version
+          raise RuntimeError(CUDA_MISMATCH_MESSAGE.format(cuda_str_version, torch.version.cuda))
+      RuntimeError:
+      The detected CUDA version (13.0) mismatches the version that was used to compile
+      PyTorch (12.4). Please make sure to use the same CUDA versions.
+
+      [end of output]
+"""
+MISMATCH_TEMPLATE = ("The detected CUDA version ({detected}) mismatches the version that was used to compile{sep}"
+                     "PyTorch ({torch_cuda}). Please make sure to use the same CUDA versions.")
+
+
+def test_terminal_text_applies_backspaces_and_drops_escapes():
+    shown = _venv.terminal_text(TTY_SPINNER).splitlines()
+    assert shown[0] == "  Building wheel for flash-attn (setup.py) ... error"
+    assert shown[1] == "  ERROR: Failed building wheel for flash-attn"
+    assert _venv.tool_message(_venv.terminal_text(TTY_SPINNER), "Building wheel for {package} ({how}) ... error")
+    assert _venv.tool_message(TTY_SPINNER, "Building wheel for {package} ({how}) ... error") is None
+
+
+def test_in_terminal_wraps_the_command_for_script():
+    argv = _venv.in_terminal(["python", "-c", "print('a b')"])
+    assert argv[:2] == ["script", "-qefc"] and argv[-1] == "/dev/null"
+    assert argv[2] == "python -c 'print('\"'\"'a b'\"'\"')'"
+
+
+def test_mismatch_in_raises_the_wrapped_message_as_its_class():
+    with pytest.raises(RuntimeError) as got:
+        _builds.mismatch_in(MISMATCH, MISMATCH_TEMPLATE)
+    assert str(got.value) == ("The detected CUDA version (13.0) mismatches the version that was used to compile "
+                              "PyTorch (12.4). Please make sure to use the same CUDA versions.")
+    _builds.mismatch_in("nothing like it", MISMATCH_TEMPLATE)  # no message: nothing raised

@@ -20,8 +20,10 @@ Pins (docs/verification.md, "Install and build records on the CPU"):
 from __future__ import annotations
 
 import os
+import re
 import shlex
 
+from errkb import templates
 from verification.cases import _venv
 
 PIP = "26.3"
@@ -374,3 +376,146 @@ def flash_attn_python_wheel(ctx, version: str, env: _venv.Venv | None = None) ->
             ctx.skip(f"could not build flash-attn {version} with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: {res.tail(400)}")
     ctx.note(f"flash-attn {version} wheel built from the sdist with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE: {found[0].name}")
     return str(found[0])
+
+
+# ---------------------------------------------------------------- a CUDA torch and a toolkit of another CUDA version
+
+# PyPI's Linux builds of torch, installed by uv from its cache (hard links, no download): 2.5.1 is built
+# for CUDA 12.4, 2.14.1 for CUDA 13.0, the release of this machine's nvcc (/usr/local/cuda-13.0).
+TORCH_CU124 = "torch==2.5.1"
+TORCH_CU130 = "torch==2.14.1"
+TOOLKIT = "/usr/local/cuda-13.0"
+BUILD_TOOLS = (f"setuptools=={SETUPTOOLS}", f"wheel=={WHEEL}", "packaging", "ninja", "psutil")
+# setuptools' build_ext prints this for each extension; torch's BuildExtension.build_extensions checks the
+# CUDA versions before it hands the extensions on (torch/utils/cpp_extension.py, torch 2.5.1 and 2.14.1),
+# so the line means the check has passed and compiling is about to start
+BUILD_EXT_STARTS = r"building '[\w.]+' extension"
+
+
+def cuda_torch_env(ctx, torch: str = TORCH_CU124) -> _venv.Venv:
+    """An environment made by uv with PyPI's CUDA build `torch`, pip `PIP` and the build tools flash-attn's
+    README names (torch first, as the records' fixes say)."""
+    _, env = uv_env(ctx, "build-" + torch.replace("==", "-"), torch, f"pip=={PIP}", *BUILD_TOOLS)
+    return env
+
+
+def toolkit_build(ctx, requirement: str, *, torch: str = TORCH_CU124, pip: str = PIP, extra=(), tty: bool = False,
+                  env_extra: dict | None = None, stop_at: str | None = None, timeout: float = 900) -> _venv.Run:
+    """`pip install --no-build-isolation --no-deps [extra] <requirement>` with pip `pip` next to `torch`, with
+    this machine's nvcc 13.0 (CUDA_HOME unset: torch finds /usr/local/cuda). With torch 2.5.1 (CUDA 12.4)
+    the build fails within seconds, as soon as torch's BuildExtension compares the two CUDA versions;
+    with torch 2.14.1 (CUDA 13.0) it gets past that check (`stop_at` ends it there). `tty` runs pip under
+    a pseudo-terminal (the output is then what the terminal shows). One run per worker and arguments."""
+    env = cuda_torch_env(ctx, torch)
+    extra_env = dict(env_extra or {})
+    key = ("toolkit", requirement, torch, pip, tuple(extra), tty, tuple(sorted(extra_env.items())), stop_at)
+    if key in _runs:
+        return _noted(ctx, env, key, _runs[key])
+    argv = [*pip_argv(ctx, env, pip), "install", *extra, "--no-build-isolation", "--no-deps", requirement]
+    res = _venv.run(_venv.in_terminal(argv) if tty else argv, env=_venv.tool_env(VIRTUAL_ENV=str(env.path), **extra_env),
+                    timeout=timeout, stop_at=stop_at)
+    if tty:
+        res = _venv.Run([str(a) for a in argv], res.returncode, _venv.terminal_text(res.output), res.stopped, res.timed_out)
+    ctx.note(f"pip {pip}, {torch}, nvcc {nvcc_release(extra_env.get('CUDA_HOME', '/usr/local/cuda'))}"
+             + (" (under a pseudo-terminal)" if tty else "")
+             + "".join(f", {k}={v}" for k, v in sorted(extra_env.items()) if k != "PATH"))
+    return _noted(ctx, env, key, res)
+
+
+def nvcc_release(cuda_home: str) -> str:
+    got = _venv.run([os.path.join(cuda_home, "bin", "nvcc"), "--version"], timeout=60)
+    found = [ln for ln in got.output.splitlines() if "release" in ln]
+    return found[0].split("release", 1)[1].split(",")[0].strip() if found else f"not found at {cuda_home}"
+
+
+def mismatch_in(output: str, template: str) -> None:
+    """Raise torch's CUDA mismatch RuntimeError that a build printed: torch 2.5.1 writes the message on
+    the lines below 'RuntimeError:', so it is read as text (lines joined) and raised as the class of
+    the last exception line before it."""
+    text = _venv.tool_message(output, template)
+    if text is None:
+        return
+    head = output[: templates.search_regex(template).search(output).start()]
+    causes = _venv.exception_lines(head)
+    raise _venv.exception_class(causes[-1][0] if causes else "RuntimeError")(text)
+
+
+def fa_mismatch_build(ctx, *, pip: str = PIP, extra=(), tty: bool = False) -> _venv.Run:
+    """flash-attn 2.8.3 from PyPI's sdist next to torch 2.5.1 (CUDA 12.4) with nvcc 13.0: the wheel build
+    fails seconds in on torch's CUDA version check. FLASH_ATTENTION_FORCE_BUILD=TRUE skips setup.py's guess
+    of a release wheel (v2.8.3 publishes one for torch 2.5 and CPython 3.11, so a machine that reaches
+    GitHub would install it; this one cannot reach GitHub and ends in the same source build either way)."""
+    res = toolkit_build(ctx, FLASH_ATTN, pip=pip, extra=extra, tty=tty, env_extra={"FLASH_ATTENTION_FORCE_BUILD": "TRUE"})
+    if "Building wheel for flash" not in res.output:
+        ctx.skip(f"pip did not get to building the wheel: {res.tail(400)}")
+    return res
+
+
+def matched_toolkit_build(ctx, requirement: str, package: str, env_extra: dict | None = None) -> _venv.Run:
+    """A fix's run: `requirement` built with a torch and a toolkit of the same CUDA major version (torch 2.14.1,
+    CUDA 13.0, and CUDA_HOME=/usr/local/cuda-13.0, on PATH first), stopped once torch's version check has
+    passed and the extension's compile is about to start (the compile itself takes hours on two cores). No CUDA 12 nvcc is
+    on this machine or on PyPI (nvidia-cuda-nvcc-cu12 12.4.131 to 12.9.86 ship ptxas only), so the pair is
+    made on torch's side."""
+    extra = {"CUDA_HOME": TOOLKIT, "PATH": f"{TOOLKIT}/bin:" + os.environ.get("PATH", ""), **(env_extra or {})}
+    res = toolkit_build(ctx, requirement, torch=TORCH_CU130, env_extra=extra, stop_at=BUILD_EXT_STARTS, extra=("-v",))
+    if f"Building wheel for {package}" not in res.output:
+        ctx.skip(f"pip did not get to building the wheel: {res.tail(400)}")
+    return res
+
+
+def compiles_past_check(ctx, res: _venv.Run, template: str) -> None:
+    """A fix's check on matched_toolkit_build's run: no CUDA mismatch (the record's message, or torch's)
+    and the build got as far as compiling the extension."""
+    mismatch_in(res.output, template)
+    if "mismatches the version that was used to compile" in res.output:
+        line = next(ln for ln in res.output.splitlines() if "mismatches the version" in ln)
+        raise AssertionError(f"torch still refused the toolkit: {' '.join(line.split())}")
+    if not res.stopped:
+        ctx.skip(f"the build stopped before compiling, for another reason ({_venv.last_exception(res.output, 300)})")
+    ctx.note("torch's CUDA version check passed and setuptools started building the extension (stopped there: the compile was not run)")
+
+
+def fa_compile_recipe(ctx) -> _venv.Run:
+    """The pip records' "if you must compile" recipe as written (torch and the build tools first, MAX_JOBS=4,
+    FLASH_ATTN_CUDA_ARCHS=80, `pip install -v flash-attn --no-build-isolation`), with torch 2.14.1 (CUDA 13.0)
+    and CUDA_HOME=/usr/local/cuda-13.0, run to its end: flash-attn 2.8.3's sources do not compile against
+    torch 2.14.1's headers (they need C++20; its setup.py passes -std=c++17), so ninja stops on the first
+    objects within minutes, after printing their nvcc command lines."""
+    extra = {"CUDA_HOME": TOOLKIT, "PATH": f"{TOOLKIT}/bin:" + os.environ.get("PATH", ""), "MAX_JOBS": "4",
+             "FLASH_ATTN_CUDA_ARCHS": "80"}
+    res = toolkit_build(ctx, FLASH_ATTN, torch=TORCH_CU130, env_extra=extra, extra=("-v",), timeout=1500)
+    if "Building wheel for flash-attn" not in res.output:
+        ctx.skip(f"pip did not get to building the wheel: {res.tail(400)}")
+    return res
+
+
+FA_RECIPE_GREP = r"FAILED:|error:|Error|Killed"  # the recipe's `grep -n -m 20 -E ...` on the -v log
+RECIPE_CANNOT_FINISH = ("the recipe's steps were checked (notes), but no flash-attn compile can finish here: the only "
+                        "torch matching this machine's CUDA 13.0 toolkit is 2.14.1, whose headers flash-attn 2.8.3 does "
+                        "not compile against (C++20 needed), and no CUDA 12 nvcc is on this machine or on PyPI; "
+                        "so pip still ends in a failed wheel build")
+
+
+def recipe_parts(ctx, res: _venv.Run) -> None:
+    """fa_compile_recipe's checks, each an AssertionError when the recipe does not do what it says: without
+    build isolation setup.py's metadata step imports the installed torch; torch accepts the toolkit; every
+    nvcc command gets FLASH_ATTN_CUDA_ARCHS's arch and no other (torch adds no -gencode of its own); the
+    recipe's grep shows the compile error among its 20 lines."""
+    if "Preparing metadata (pyproject.toml): finished with status 'done'" not in res.output:
+        raise AssertionError(f"setup.py's metadata step did not pass without build isolation: {res.tail(400)}")
+    if "mismatches the version that was used to compile" in res.output:
+        raise AssertionError("torch refused the toolkit")
+    nvcc = [ln for ln in res.output.splitlines() if "/bin/nvcc " in ln and " -c " in ln]
+    if not nvcc:
+        ctx.skip(f"no nvcc command was printed (the build stopped before compiling: {_venv.last_exception(res.output, 300)})")
+    archs = sorted({m for ln in nvcc for m in re.findall(r"-gencode[= ]+(arch=\S+)", ln)})
+    if archs != ["arch=compute_80,code=sm_80"]:
+        raise AssertionError(f"FLASH_ATTN_CUDA_ARCHS=80 gave the nvcc commands {archs}")
+    hits = [ln.strip() for ln in res.output.splitlines() if re.search(FA_RECIPE_GREP, ln)][:20]
+    if not any(h.startswith("FAILED:") or "error:" in h for h in hits):
+        raise AssertionError(f"the recipe's grep shows no compile error in its 20 lines: {hits[:5]}")
+    ctx.note("metadata step passed without build isolation; torch's CUDA check passed (13.0 and 13.0)")
+    ctx.note(f"{len(nvcc)} nvcc command(s) printed, each with -gencode {archs[0]} only")
+    ctx.note("the grep's first lines: " + " | ".join(h[:160] for h in hits[:3]))
+    ctx.note(f"the build ended on {_venv.last_exception(res.output, 120)}")

@@ -24,6 +24,7 @@ import atexit
 import builtins
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -135,6 +136,36 @@ def run(argv, *, env: dict | None = None, cwd=None, timeout: float = 600, stop_a
     reader.join(timeout=10)
     proc.stdout.close()
     return Run(argv, proc.returncode, "".join(lines), stopped=stopped.is_set(), timed_out=timed_out)
+
+
+def in_terminal(argv) -> list[str]:
+    """argv run under a pseudo-terminal (util-linux `script`), as at a user's terminal: pip then draws its
+    spinner ('Building wheel for X (setup.py) ... error') where, writing into a pipe or a log, it writes
+    'started' and "finished with status 'error'" lines instead (pip/_internal/cli/spinners.py, open_spinner).
+    The output comes back with the terminal's colour codes and backspaces: read it through terminal_text."""
+    return ["script", "-qefc", shlex.join(map(str, argv)), "/dev/null"]
+
+
+_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+def terminal_text(output: str) -> str:
+    """What a terminal shows of `output`: colour and cursor escapes dropped, and on each line the
+    backspaces and carriage returns applied (a spinner overwrites itself with the final status)."""
+    shown = []
+    for line in _ESCAPE.sub("", output).split("\n"):
+        cells: list[str] = []
+        col = 0
+        for ch in line:
+            if ch == "\r":
+                col = 0
+            elif ch == "\b":
+                col = max(col - 1, 0)
+            else:
+                cells[col:col + 1] = [ch]
+                col += 1
+        shown.append("".join(cells).rstrip())
+    return "\n".join(shown)
 
 
 # ---------------------------------------------------------------- virtual environments
