@@ -10,8 +10,8 @@ fp32 reference. The child also says whether a libnvrtc was mapped anyway (then t
 take and the step is skipped, not judged)."""
 
 import os
-import sys
 
+from verification.cases import _child as _child_process
 from verification.cases import _venv
 from verification.cases._common import TOL, ref_attention
 
@@ -70,18 +70,15 @@ def _shim(ctx):
 
 def _child(ctx, *, hide: bool, disable_cudnn: bool = False):
     """Run the SDPA child; return (its output, its saved tensors or None)."""
-    env = dict(os.environ)
-    if hide:
-        env["LD_PRELOAD"] = " ".join(filter(None, [str(_shim(ctx)), env.get("LD_PRELOAD")]))
-    saved = _venv._tmp_root() / f"sdpa-{'hidden' if hide else 'plain'}-{int(disable_cudnn)}.pt"
-    saved.unlink(missing_ok=True)
-    res = _venv.run([sys.executable, "-c", CHILD.format(disable_cudnn=disable_cudnn), saved], env=env, timeout=240)
-    mapped = next((l for l in res.output.splitlines() if l.startswith("errkb: nvrtc mapped:")), "errkb: nvrtc mapped: ?")
+    env = {"LD_PRELOAD": " ".join(filter(None, [str(_shim(ctx)), os.environ.get("LD_PRELOAD")]))} if hide else {}
+    name = f"sdpa-{'hidden' if hide else 'plain'}-{int(disable_cudnn)}"
+    res, saved = _child_process.run(ctx, CHILD.format(disable_cudnn=disable_cudnn), name, env=env)
+    mapped = _child_process.printed(res.output, "errkb: nvrtc mapped:") or "?"
     ctx.note(("NVRTC hidden" if hide else "NVRTC loadable") + (", cuDNN SDPA off" if disable_cudnn else "")
-             + f": {mapped[len('errkb: '):]}; {_venv.last_exception(res.output, 300) if res.returncode else 'ran'}")
-    if hide and "none" not in mapped:
+             + f": nvrtc mapped: {mapped}; {_venv.last_exception(res.output, 300) if res.returncode else 'ran'}")
+    if hide and mapped != "none":
         ctx.skip("a libnvrtc was mapped although dlopen of it was refused: this process did not lose NVRTC")
-    return res.output, (ctx.torch.load(saved) if saved.exists() else None)
+    return res.output, saved
 
 
 def _matches(ctx, result):
