@@ -189,6 +189,17 @@ def test_case_discovery_rejects_bad_files(tmp_path):
         spec.discover(tmp_path, records)
 
 
+def test_a_step_may_be_a_shared_helper_bound_to_a_step_name(tmp_path):
+    """Records that give the same fix bind one helper's function instead of writing the step again."""
+    records = runner.load_records(FAKE)
+    area = tmp_path / "fake"
+    area.mkdir()
+    (area / "fake-hang.py").write_text("import os.path\nSHARED = 3\n\ndef reproduce(ctx):\n    pass\n\n"
+                                      "fix_1 = os.path.join\nfix_2 = SHARED_NAME\nfix_3 = 3\n")
+    steps = [c.step for c in spec.discover(tmp_path, records)]
+    assert steps == ["reproduce", "fix_1", "fix_2"], "a name or attribute binds a step; a constant does not"
+
+
 def test_arch_specs():
     assert spec.arch_matches("sm90", (9, 0)) and not spec.arch_matches("sm90", (10, 0))
     assert spec.arch_matches("sm100+", (12, 0)) and not spec.arch_matches("sm100+", (9, 0))

@@ -262,3 +262,12 @@ def test_mismatch_in_raises_the_wrapped_message_as_its_class():
     assert str(got.value) == ("The detected CUDA version (13.0) mismatches the version that was used to compile "
                               "PyTorch (12.4). Please make sure to use the same CUDA versions.")
     _builds.mismatch_in("nothing like it", MISMATCH_TEMPLATE)  # no message: nothing raised
+
+
+def test_a_finished_child_run_printed_its_marker_and_no_exception():
+    _venv.finished(_venv.Run(["python"], 0, "LOADED eager 4.45.2\n"), "LOADED eager", "the load")
+    with pytest.raises(KeyError, match="sdpa"):
+        _venv.finished(_venv.Run(["python"], 1, "Traceback (most recent call last):\nKeyError: 'sdpa'\n"),
+                       "LOADED eager", "the load")
+    with pytest.raises(AssertionError, match="the load did not finish"):
+        _venv.finished(_venv.Run(["python"], 0, "loading...\n"), "LOADED eager", "the load")

@@ -1,6 +1,7 @@
 """Case discovery and requirements, read without importing case code.
 
 A case file is `verification/cases/<area>/<record-id>.py`. Its steps are top-level functions
+(or names bound to a shared helper's function, `fix_2 = b.compile_recipe_fix`)
 named `reproduce`, `fix_<n>` (or `fix_<name>`), `control` and `entry_<kind>`; each becomes a case
 with id `<record-id>:<step>` (`fix_1` -> `fix-1`, `entry_sglang_server` -> `entry-sglang-server`).
 An `entry_<kind>` step goes through a user's entry point (ENTRY_KINDS) and records what the user
@@ -103,6 +104,19 @@ def check_requires(req: dict, where: str) -> dict:
     return req
 
 
+def _step_names(tree: ast.Module) -> list[str]:
+    """Top-level functions, and names bound to a helper's function (`fix_2 = b.compile_recipe_fix`):
+    records that give the same fix share one step instead of writing it again in each case file."""
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.append(node.name)
+        elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+              and isinstance(node.value, (ast.Name, ast.Attribute))):
+            names.append(node.targets[0].id)
+    return names
+
+
 def load_case_file(path: Path, records: dict[str, dict]) -> list[Case]:
     text = path.read_text()
     try:
@@ -118,8 +132,7 @@ def load_case_file(path: Path, records: dict[str, dict]) -> list[Case]:
     base = check_requires(dict(lits.get("REQUIRES", {})), str(path))
     per_step = lits.get("STEP_REQUIRES", {})
     sha = hashlib.sha256(text.encode()).hexdigest()[:16]
-    functions = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and _STEP_RE.match(n.name)]
+    functions = [name for name in _step_names(tree) if _STEP_RE.match(name)]
     if "reproduce" not in functions:
         raise CaseError(f"{path}: no reproduce step")
     for name in per_step:

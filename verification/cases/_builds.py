@@ -497,6 +497,27 @@ RECIPE_CANNOT_FINISH = ("the recipe's steps were checked (notes), but no flash-a
                         "so pip still ends in a failed wheel build")
 
 
+# ---------------------------------------------------------------- fixes the flash-attn pip records share
+# The records of pip's closing lines for a failed flash-attn build give the same advice; their case
+# files bind these steps (`fix_1 = b.release_wheel_fix`) instead of writing them again.
+
+
+def release_wheel_fix(ctx):
+    """Install a matching release wheel from flash-attn's GitHub releases."""
+    ctx.skip("installs a release wheel from GitHub (not reachable from here; PyPI has no flash-attn wheels)")
+
+
+def compile_recipe_fix(ctx):
+    """Build from source with the records' recipe: its parts are checked, the compile cannot finish here."""
+    recipe_parts(ctx, fa_compile_recipe(ctx))
+    ctx.skip(RECIPE_CANNOT_FINISH)
+
+
+def windows_fix(ctx):
+    """The Windows-only advice."""
+    ctx.skip("Windows (no Windows machine here)")
+
+
 def recipe_parts(ctx, res: _venv.Run) -> None:
     """fa_compile_recipe's checks, each an AssertionError when the recipe does not do what it says: without
     build isolation setup.py's metadata step imports the installed torch; torch accepts the toolkit; every

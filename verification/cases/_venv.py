@@ -374,6 +374,15 @@ def reraise(output: str, template: str | None = None, cls: str | None = None) ->
             raise exception_class(name)(message)
 
 
+def finished(res: Run, marker: str, what: str) -> None:
+    """A claimed-good child run: it printed no exception and printed `marker` (its last step got
+    done); otherwise the exception it printed is raised, or an AssertionError saying `what` did
+    not finish. Steps pass it to ctx.call, which refutes on either."""
+    reraise(res.output)
+    if marker not in res.output:
+        raise AssertionError(f"{what} did not finish: {res.tail(400)}")
+
+
 class ToolMessage(Exception):
     """A message a command-line tool printed (pip's, uv's): raised under the tool's name."""
 

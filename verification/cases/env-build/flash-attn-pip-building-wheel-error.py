@@ -56,10 +56,5 @@ def fix_1(ctx):
     ctx.note(f"grep: {len(hits)} lines, line {hits.index(cause) + 1} is the cause: {cause[:200]}")
 
 
-def fix_2(ctx):
-    ctx.skip("installs a release wheel from GitHub (not reachable from here; PyPI has no flash-attn wheels)")
-
-
-def fix_3(ctx):
-    b.recipe_parts(ctx, b.fa_compile_recipe(ctx))
-    ctx.skip(b.RECIPE_CANNOT_FINISH)
+fix_2 = b.release_wheel_fix  # shared with the other flash-attn pip records (_builds.py)
+fix_3 = b.compile_recipe_fix

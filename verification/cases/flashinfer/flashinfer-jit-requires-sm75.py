@@ -26,12 +26,6 @@ FIX_3 = ("import torch; print(torch.cuda.is_available(), "
          "[torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())])")
 
 
-def _made(res):
-    _venv.reraise(res.output)
-    if "spec silu_and_mul" not in res.output:
-        raise AssertionError(f"no JIT spec was made: {res.tail(400)}")
-
-
 def reproduce(ctx):
     res = fi.run(ctx, VERSION, "import logging; logging.basicConfig(level=logging.WARNING)\n" + fi.SPEC)
     logged = "Failed to get device capability" in res.output
@@ -47,7 +41,7 @@ def fix_1(ctx):
 
 def fix_2(ctx):
     res = fi.run(ctx, VERSION, fi.SPEC, arch_list=FIX_2)
-    ctx.call(_made, res)
+    ctx.call(_venv.finished, res, "spec silu_and_mul", "making the JIT spec")
 
 
 def fix_3(ctx):
@@ -65,4 +59,4 @@ def fix_3(ctx):
 
 def control(ctx):
     res = fi.run(ctx, VERSION, fi.SPEC, arch_list="7.5")
-    ctx.call(_made, res)
+    ctx.call(_venv.finished, res, "spec silu_and_mul", "making the JIT spec")

@@ -103,13 +103,7 @@ def reproduce(ctx):
 
 def fix_1(ctx):
     res = _run(ctx, LOAD, "transformers==4.45.2")
-
-    def loads():
-        _venv.reraise(res.output)
-        if "LOADED eager" not in res.output:
-            raise AssertionError(f"load_model did not finish with eager attention: {res.tail(400)}")
-
-    ctx.call(loads)
+    ctx.call(_venv.finished, res, "LOADED eager", "load_model with eager attention")
 
 
 def fix_2(ctx):
@@ -118,10 +112,4 @@ def fix_2(ctx):
 
 def fix_3(ctx):
     res = _run(ctx, EAGER)
-
-    def loads():
-        _venv.reraise(res.output)
-        if "LOADED eager" not in res.output:
-            raise AssertionError(f"from_pretrained(attn_implementation='eager') did not finish: {res.tail(400)}")
-
-    ctx.call(loads)
+    ctx.call(_venv.finished, res, "LOADED eager", "from_pretrained(attn_implementation='eager')")
