@@ -271,3 +271,11 @@ def test_a_finished_child_run_printed_its_marker_and_no_exception():
                        "LOADED eager", "the load")
     with pytest.raises(AssertionError, match="the load did not finish"):
         _venv.finished(_venv.Run(["python"], 0, "loading...\n"), "LOADED eager", "the load")
+
+
+def test_printed_reads_the_line_a_child_run_reports():
+    assert _venv.printed(_venv.Run(["python"], 0, "x\nmaxerr 2.1e-07\n"), "maxerr ") == "maxerr 2.1e-07"
+    with pytest.raises(AssertionError, match="no line starting 'BOUND '"):
+        _venv.printed(_venv.Run(["python"], 0, "bound nothing\n"), "BOUND ")
+    with pytest.raises(ImportError):
+        _venv.printed(_venv.Run(["python"], 1, "ImportError: cannot import name 'x' from 'y'\nBOUND z\n"), "BOUND ")

@@ -374,6 +374,16 @@ def reraise(output: str, template: str | None = None, cls: str | None = None) ->
             raise exception_class(name)(message)
 
 
+def printed(res: Run, prefix: str) -> str:
+    """The first line a claimed-good child run printed starting with `prefix` (what its last step
+    reports); the exception it printed instead is raised, or an AssertionError with its tail."""
+    reraise(res.output)
+    line = next((line for line in res.output.splitlines() if line.startswith(prefix)), None)
+    if line is None:
+        raise AssertionError(f"no line starting {prefix!r}: {res.tail(400)}")
+    return line
+
+
 def finished(res: Run, marker: str, what: str) -> None:
     """A claimed-good child run: it printed no exception and printed `marker` (its last step got
     done); otherwise the exception it printed is raised, or an AssertionError saying `what` did

@@ -18,7 +18,6 @@ import works. Fix 2: diffusers 0.37.0 with 2.6.3 logs its fallback warning (the 
 inside it) and dispatch_attention_fn runs natively on the CPU against an fp32 reference; 0.35.2 does
 not import the helpers at all. The V100 fork of the record is not on PyPI and is not run."""
 
-import os
 import re
 from pathlib import Path
 
@@ -109,10 +108,7 @@ def fix_2(ctx):
             raise AssertionError(before.tail(400))
         if not warning or not _venv.tool_message(warning, ctx.record["template"]):
             raise AssertionError(f"{DIFFUSERS_GUARDED} did not log the fallback with the record's message")
-        m = re.search(r"maxerr (\S+)", guarded.output)
-        if not m:
-            raise AssertionError(guarded.tail(500))
-        return float(m.group(1))
+        return float(_venv.printed(guarded, "maxerr ").split()[1])
 
     err = ctx.call(falls_back)
     ctx.close([err], [0.0], atol=1e-5, what="diffusers' native attention (fp32) against a float64 reference")
