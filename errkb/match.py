@@ -41,6 +41,8 @@ MIN_CASELESS_LITERAL = 30  # characters of literal text a match that ignores cas
 CASELESS_PENALTY = 0.05  # its case was changed: a little less sure than an exact match
 MIN_BARE_SITE_WORDS = 3  # fewer words of literal text, and a bare site needs its package in the frames
 MIN_CUT_PREFIX = 24  # characters a cut-off last line needs before its start can name a message
+MIN_CUT_TAIL_WORDS = 3  # words (the cut one included) a paste's first line, cut inside a word, needs
+MIN_CUT_TAIL_LITERAL = 12  # characters of the message's literal text such a line must still hold
 CUT_SCORE = 0.85  # a message seen only in part: less sure than a whole one
 RECORD_BONUS = 0.02
 EVIDENCE_BONUS = 0.05
@@ -469,6 +471,8 @@ class MatchIndex:
             return paste, self._rank(asserted, paste, limit)
         if cut := self._cut_short(paste):
             return paste, self._rank(cut, paste, limit)
+        if cut := self._cut_at_start(paste):
+            return paste, self._rank(cut, paste, limit)
         return paste, []
 
     def _cut_short(self, paste: Paste) -> list[tuple]:
@@ -527,6 +531,34 @@ class MatchIndex:
             if hits:
                 break
         return hits[:MAX_CANDIDATES]
+
+    def _cut_at_start(self, paste: Paste) -> list[tuple]:
+        """A paste that begins inside a message (copied from the middle of a line): its first line
+        starts inside a word of the message and runs to the message's end (`mension at most 256`).
+        The rest of the message must be read off whole, values included, and every entry whose end
+        it fits must be one package's: a tail several libraries' messages share says too little."""
+        lines = paste.message_lines()
+        if not lines or paste.text[:lines[0][0]].strip():
+            return []  # the paste begins with something else (a traceback header, a frame)
+        offset, line = lines[0]
+        fragment = " ".join(line.split())
+        if not (first := _CUT_WORD.match(fragment)) or _ERROR_CLASS.match(line) \
+                or len(_WORD_RUN.findall(fragment)) < MIN_CUT_TAIL_WORDS:
+            return []
+        word, hits, owners = first.group(), [], set()
+        for entry in self.entries:
+            if word not in entry.literal:
+                continue
+            if (tail := _tail_template(entry.template, word, fragment)) is None:
+                continue
+            literal = templates.literal_text(tail)
+            if len(" ".join(literal.split())) < MIN_CUT_TAIL_LITERAL:
+                continue
+            owners |= set(entry.packages) or {f"record:{rid}" for rid in entry.record_ids}
+            why = f"the paste begins inside this message: its last {len(fragment)} characters"
+            start = offset + len(line) - len(line.lstrip())
+            hits.append((entry, entry.exact_score * CUT_SCORE, (start, offset + len(line.rstrip())), {}, [why]))
+        return hits[:MAX_CANDIDATES] if len(owners) == 1 else []
 
     @cached_property
     def raisers(self) -> dict[str, list[int]]:
@@ -837,6 +869,30 @@ def _raises_this(entry: Entry, source: str) -> bool:
     if templates.parse(entry.template)[-1][1] is not None:
         own.append("")  # the text after the last value
     return len(shown) == len(own) and all(" ".join(a.split()) == " ".join(b.split()) for a, b in zip(shown[1:-1], own[1:-1]))
+
+
+_CUT_WORD = re.compile(r"[a-z]{4,}(?![\w-])")  # the part of a word left at a cut (lower case: a word's middle)
+_WORD_RUN = re.compile(r"\w+")
+
+
+def _tail_template(template: str, word: str, fragment: str) -> str | None:
+    """The template's text from inside one of its words, where `word` is that word's end, to its
+    end, when the fragment is an instance of it; else None."""
+    def part(literal: str, field: str | None) -> str:
+        return templates.escape(literal) + ("{%s}" % field if field else "")
+
+    parts = templates.parse(template)
+    for k, (literal, field) in enumerate(parts):
+        at = literal.find(word)
+        while at > 0:
+            end = at + len(word)
+            if literal[at - 1].isalpha() and (end == len(literal) or not literal[end].isalnum()):
+                tail = part(literal[at:], field) + "".join(part(*p) for p in parts[k + 1:])
+                # compiled without to_regex's cache: tails are many and each is tried once
+                if templates.to_regex.__wrapped__(tail).fullmatch(fragment):
+                    return tail
+            at = literal.find(word, at + 1)
+    return None
 
 
 def _site_ref(site) -> SiteRef:

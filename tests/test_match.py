@@ -284,6 +284,24 @@ def test_a_message_cut_after_a_few_characters_is_named_by_the_frame_that_raises_
     assert index.match(outer + "ValueError: Xyz") == []  # no message raised there begins so
 
 
+def test_a_paste_that_begins_inside_a_message_matches_its_end_when_one_library_prints_it(index):
+    # ComfyUI-WanVideoWrapper#173: the user copied the exception line from the middle of a word
+    comfy = frame("/usr/local/ComfyUI/custom_nodes/ComfyUI-WanVideoWrapper/wanvideo/wan_video_vae.py", 785, "decode",
+                  "video = self.tiled_decode(hidden_state, device, tile_size, tile_stride)")
+    text = "mension at most 256\nTraceback (most recent call last):\n" + comfy
+    hit = top(index, text)
+    assert hit.id == "fa2-headdim-over-256" and "begins inside this message" in hit.why[0]
+    assert hit.matched_text == "mension at most 256"
+    assert index.match(text.replace("mension", "dimension")) == []  # a whole word: not a cut
+    assert index.match(text.replace("at most", "at least")) == []  # the rest must be the message's, word for word
+    assert index.match("Some text\n" + text) == []  # only the paste's first line can begin mid-message
+    assert index.match("mension 256\n") == []  # too few words to go on
+    # a tail that messages of several packages end with names none of them (FA4 and SGLang's vendored copy)
+    shared = [e for e in index.entries if e.literal.endswith("supported on SM8x architectures.")]
+    assert len({p for e in shared for p in e.packages}) > 1
+    assert index.match("ported on SM8x architectures.\n") == []
+
+
 def test_the_printed_message_wins_over_the_raise_line_a_traceback_shows(index):
     text = ('Traceback (most recent call last):\n'
             '  File "/usr/lib/python3.10/site-packages/vllm/worker/worker.py", line 300, in _check_if_gpu_supports_dtype\n'
