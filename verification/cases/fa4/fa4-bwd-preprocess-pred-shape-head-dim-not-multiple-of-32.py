@@ -1,0 +1,106 @@
+"""FA4's backward with a head dim that is not a multiple of 32 (104 here) on SM90: 4.0.0b29 fails
+to compile its preprocess kernel (the CuTe verifier's "'cute.copy' op expects pred ..."); the
+installed release (4.0.0b30 or later) runs it, and so does b29 once the head dim is zero-padded to
+a multiple of 32 with the real softmax scale. Gradients are compared with an fp32 reference.
+
+The b29 steps run in a child process whose path puts the pure-Python b29 package, unpacked from
+ERRKB_FA4_OLD_WHEEL (default .gpu/fa4b29/*.whl, carried with the call), ahead of the installed FA4
+(same CuTe DSL and tvm-ffi), so the two releases never meet in one process."""
+
+import glob
+import os
+import zipfile
+
+from verification.cases import _child, _venv
+
+REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
+TIMEOUT = 900
+GRAD_TOL = {"atol": 5e-2, "rtol": 5e-2}
+
+CHILD = r'''
+import sys
+import torch
+import flash_attn.cute as cute_pkg
+from flash_attn.cute import flash_attn_func
+
+D, PAD = HEAD_DIM, PAD_TO
+torch.manual_seed(0)
+q, k, v = (torch.randn(2, 256, 4, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+do = torch.randn(2, 256, 4, D, device="cuda", dtype=torch.bfloat16)
+print("errkb: flash_attn.cute from", cute_pkg.__file__, flush=True)
+try:
+    if PAD:
+        pad = lambda t: torch.nn.functional.pad(t, (0, PAD - D))
+        out = flash_attn_func(pad(q), pad(k), pad(v), softmax_scale=D ** -0.5)
+        out = (out[0] if isinstance(out, tuple) else out)[..., :D]
+    else:
+        out = flash_attn_func(q, k, v)
+        out = out[0] if isinstance(out, tuple) else out
+    out.backward(do)
+    torch.cuda.synchronize()
+except Exception as exc:
+    text = str(exc)
+    line = next((l.strip() for l in text.splitlines() if "op expects pred" in l), text.splitlines()[0] if text else "")
+    print(f"errkb: raised {type(exc).__module__}.{type(exc).__name__}", flush=True)
+    raise RuntimeError(line) from None
+torch.save({n: t.detach().float().cpu() for n, t in
+            {"q": q, "k": k, "v": v, "do": do, "out": out, "dq": q.grad, "dk": k.grad, "dv": v.grad}.items()},
+           sys.argv[1])
+print("errkb: ran", flush=True)
+'''
+
+
+def _old_fa4(ctx) -> str:
+    """The b29 package unpacked into this worker's temporary folder; its path."""
+    wheel = os.environ.get("ERRKB_FA4_OLD_WHEEL") or next(iter(sorted(glob.glob(".gpu/fa4b29/*.whl"))), None)
+    if not wheel:
+        raise RuntimeError("no flash-attn-4 4.0.0b29 wheel: set ERRKB_FA4_OLD_WHEEL or carry .gpu/fa4b29")
+    target = _venv._tmp_root() / "fa4-b29"
+    if not target.exists():
+        zipfile.ZipFile(wheel).extractall(target)
+    ctx.note(f"old FA4: {os.path.basename(wheel)}")
+    return str(target)
+
+
+def _run(ctx, head_dim: int, pad_to: int = 0, old: bool = False):
+    code = CHILD.replace("HEAD_DIM", str(head_dim)).replace("PAD_TO", str(pad_to))
+    env = {"PYTHONPATH": _old_fa4(ctx) + os.pathsep + os.environ.get("PYTHONPATH", "")} if old else None
+    res, saved = _child.run(ctx, code, f"fa4-bwd-{head_dim}-{pad_to}-{int(old)}", env=env, timeout=600)
+    ctx.note(f"head dim {head_dim}{f' padded to {pad_to}' if pad_to else ''}, {'b29' if old else 'installed'}: "
+             + (_venv.last_exception(res.output, 200) if saved is None else "ran")
+             + f" ({_child.printed(res.output, 'errkb: flash_attn.cute from')})")
+    return res, saved
+
+
+def _grads_match(ctx, res, saved):
+    if saved is None:
+        ctx.call(_venv.reraise, res.output)
+        raise RuntimeError(f"the child neither ran nor printed an exception: {res.tail(600)}")
+    t = ctx.torch
+    q, k, v = (saved[n].to(ctx.device).requires_grad_() for n in ("q", "k", "v"))
+    scores = t.einsum("bqhd,bkhd->bhqk", q, k) * q.shape[-1] ** -0.5
+    ref = t.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v)
+    ref.backward(saved["do"].to(ctx.device))
+    ctx.close(saved["out"].to(ctx.device), ref.detach(), **GRAD_TOL)
+    for name, x in (("dq", q), ("dk", k), ("dv", v)):
+        ctx.close(saved[name].to(ctx.device), x.grad, **GRAD_TOL)
+
+
+def reproduce(ctx):
+    res, _ = _run(ctx, 104, old=True)
+    ctx.expect_error(_venv.reraise, res.output, ctx.record["template"])
+
+
+def fix_1(ctx):
+    # upgrade: the installed release (the payload's, 4.0.0b30 or later) runs the same backward
+    _grads_match(ctx, *_run(ctx, 104))
+
+
+def fix_2(ctx):
+    # b29 with q, k, v zero-padded to 128 and the softmax scale of the real head dim
+    _grads_match(ctx, *_run(ctx, 104, pad_to=128, old=True))
+
+
+def control(ctx):
+    # b29 with head dim 128 (a multiple of 32): no padding, no predicate, no error
+    _grads_match(ctx, *_run(ctx, 128, old=True))
