@@ -67,3 +67,32 @@ def test_a_reason_printed_above_every_header_moves_to_the_last_listing(dataset):
     got = MatchIndex(dataset).match(text, limit=1)[0]
     assert got.id == "xformers-gpu-too-new-for-kernels"
     assert got.span[0] == text.rindex("requires device with capability <= (9, 0)")
+
+
+# A paste that begins inside the listing (its first header cut off): the tail of xformers 0.0.18's
+# tritonflashattF block on an install without Triton (common.py's "Operator wasn't built", then
+# triton.py's "triton is not available"), then the smallkF block, as in dinov2#3.
+CUT = ("Operator wasn't built - see `python -m xformers.info` for more info\n"
+       "    triton is not available\n"
+       "`smallkF` is not supported because:\n"
+       "    max(query.shape[-1] != value.shape[-1]) > 32\n"
+       "    unsupported embed per head: 64\n")
+
+
+def test_the_small_k_limit_is_incidental_even_in_a_cut_listing():
+    deciding, incidental = refusals.reason_spans(CUT)
+    assert deciding == []
+    assert lines_of(incidental, CUT) == ["max(query.shape[-1] != value.shape[-1]) > 32", "unsupported embed per head: 64"]
+
+
+def test_another_kernel_s_head_dim_limit_alone_decides_nothing():
+    one = "`tritonflashattF` is not supported because:\n    max(query.shape[-1] != value.shape[-1]) > 128\n"
+    assert refusals.reason_spans(one) == ([], [])
+
+
+def test_a_cut_listing_is_not_answered_by_the_small_k_limit(dataset):
+    got = MatchIndex(dataset).match(CUT, limit=5)
+    ids = [m.id for m in got]
+    assert ids.index("xformers-operator-not-built") < ids.index("xformers-head-dim-above-kernel-limit")
+    limit = got[ids.index("xformers-head-dim-above-kernel-limit")]
+    assert any("small-K kernel" in why for why in limit.why)
