@@ -24,7 +24,7 @@ from rapidfuzz import fuzz, process
 
 from errkb import candidates, refusals, templates
 from errkb.candidates import tokens
-from errkb.paste import Paste, message_text_with_info, parse
+from errkb.paste import Paste, _cut, message_text_with_info, parse
 
 if TYPE_CHECKING:  # the index is built from a Dataset, or loaded without one (errkb.index_cache)
     from errkb.dataset import Dataset
@@ -469,6 +469,16 @@ class MatchIndex:
             for hit in asserted:
                 hit[4].append("the assert statement printed above a bare AssertionError")
             return paste, self._rank(asserted, paste, limit)
+        # A line broken inside a word (`... not supported in th` / `is architecture ...`): a copy
+        # from a terminal or a log viewer that wraps long lines at a fixed width. Joined there, a
+        # message that only the join makes whole can answer.
+        if (unwrapped := _unwrapped(paste)) and (joined := self._exact_hits(unwrapped.message_text, unwrapped.text)):
+            breaks = unwrapped.cuts[0][0][1:]
+            joined = [hit for hit in joined if any(hit[2][0] < b < hit[2][1] for b in breaks)]
+            for hit in joined:
+                hit[4].append("the message runs across a line broken inside a word, joined there")
+            if joined:
+                return unwrapped, self._rank(joined, unwrapped, limit)
         if cut := self._cut_short(paste):
             return paste, self._rank(cut, paste, limit)
         if cut := self._cut_at_start(paste):
@@ -840,6 +850,22 @@ _PLACEHOLDER_VALUE = re.compile(r"\{\w*\}")
 # A replacement field of an f-string starts with a name (`{major}`, `{x.shape}`, `{len(a)!r}`); a
 # value printed in braces starts otherwise (torch's `CUDABFloat16Type{[1, 1, 1538]}`, `{0: 'a'}`).
 _SOURCE_FIELD = re.compile(r"\{[A-Za-z_][^{}\n]*\}")
+
+
+_MID_WORD_BREAK = re.compile(r"(?<=[a-z])\n(?=[a-z]+[ .,:;)'\"])")
+
+
+def _unwrapped(paste: Paste) -> Paste | None:
+    """The paste with every line break that falls inside a word removed (a lower-case letter ends
+    the line and a lower-case word starts the next one, unindented), or None when there is none.
+    The join is one more cut, so spans still map to the user's own text."""
+    breaks = [m.start() for m in _MID_WORD_BREAK.finditer(paste.text)]
+    if not breaks:
+        return None
+    text, cut = _cut(paste.text, [(b, b + 1) for b in breaks])
+    ends = [paste.text.count("\n", 0, b) for b in breaks]  # the line each break ends
+    info = frozenset(i - sum(1 for e in ends if e < i) for i in paste.info_lines if i not in {e + 1 for e in ends})
+    return Paste(paste.original, text, (cut, *paste.cuts), paste.frames, paste.packages, info)
 
 
 _BARE_ASSERT = re.compile(r"^[ \t]*(assert [^\n]+)\n(?:[ \t]*\^+[ \t]*\n)*(?:\[rank\d+\]:)?[ \t]*AssertionError[ \t]*$", re.M)

@@ -168,12 +168,21 @@ def _listing_end(text: str, start: int) -> int:
     """Where a message that ends in a colon ("No operator found ... with inputs:") stops: it
     announces the lines below it (inputs, each kernel's reasons), which are part of the same
     message, up to a blank line or the next traceback."""
+    head = text[text.rfind("\n", 0, start) + 1:]
+    indent = len(head) - len(head.lstrip(" \t"))
     at = text.find("\n", start)
     while at >= 0:
         nxt = text.find("\n", at + 1)
         line = text[at + 1:nxt if nxt >= 0 else len(text)]
-        if not line.strip() or line.lstrip().startswith(("Traceback ", 'File "')):
+        if line.lstrip().startswith(("Traceback ", 'File "')):
             return at
+        if not line.strip():
+            # a blank line inside quoted source (Triton's CompilationError quotes the kernel up to the
+            # failing line, blank lines and all) is not the end: the message goes on when the next
+            # line that holds anything is indented deeper than the labelled line
+            following = re.match(r"(?:[ \t]*\n)*([ \t]*)\S", text[at + 1:])
+            if following is None or len(following.group(1)) <= indent:
+                return at
         at = nxt
     return len(text)
 

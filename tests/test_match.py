@@ -633,3 +633,17 @@ def test_torch_extension_builder_checks_answer_only_about_attention_builds(index
     warning = ("UserWarning: Attempted to use ninja as the BuildExtension backend but we could not find ninja.. "
                "Falling back to using the slow distutils backend.\n  building 'flash_attn_2_cuda' extension\n")
     assert index.match(warning) == []
+
+
+def test_a_message_broken_inside_a_word_is_joined_there_and_its_span_stays_in_the_users_text(index):
+    """A log viewer that wraps long lines at a fixed width breaks words: `... in th` / `is
+    architecture ...` (vllm-project/vllm#13147). When nothing else matched, the paste is joined
+    at such breaks, and a message that the join makes whole answers; its span is the user's own."""
+    text = ("(Worker pid=1) ERROR 02-12 09:35:06 worker.py:1] ValueError(\"type fp8e4nv not supported in th\n"
+            "is architecture. The supported fp8 dtypes are ('fp8e5',)\")\n")
+    hit = top(index, text)
+    assert hit is not None and hit.id == "triton-fp8-dtype-not-supported-in-architecture"
+    assert "broken inside a word" in " ".join(hit.why)
+    assert text[hit.span[0]:hit.span[1]].startswith("type fp8e4nv not supported in th\nis architecture")
+    # a break that the message does not cross is not a reason to answer
+    assert index.match("Some prose that ends in a wo\nrd, then nothing else.\n") == []

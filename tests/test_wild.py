@@ -86,6 +86,28 @@ def test_the_judge_takes_the_same_error_printed_on_another_line():
     assert wild.judge(label, text, [other], {"r": {"sgl-kernel"}}) == "wrong"
 
 
+def test_the_judge_reads_a_compilation_error_across_blank_lines_of_its_quoted_source():
+    """Triton's CompilationError quotes the kernel up to the failing line, blank lines included, and
+    prints the cause after the caret: a blank line followed by an indented line does not end the
+    message its header announces; one followed by an unindented line still does."""
+    from errkb.match import Match
+
+    text = ("CompilationError: at 3:14:\n"
+            "    x = tl.load(p)\n"
+            "\n"
+            "    n = tl.sum(x, axis=1, keep_dims=True)\n"
+            "              ^\n"
+            "TypeError(\"sum() got an unexpected keyword argument 'keep_dims'\")\n")
+    label = wild.Label("f.txt", "https://github.com/o/r/issues/1", True, "CompilationError: at 3:14:", "triton", "other", "")
+    cause = text.index("sum()")
+    hit = Match("r", "record", 1.0, (cause, cause + 20), text[cause:cause + 20], {}, "{f}() got x", [], {})
+    assert wild.judge(label, text, [hit], {"r": {"triton"}}) == "right"
+    cut = text.replace("\n    n = tl.sum", "\nn = tl.sum")
+    cause = cut.index("sum()")
+    hit = Match("r", "record", 1.0, (cause, cause + 20), cut[cause:cause + 20], {}, "{f}() got x", [], {})
+    assert wild.judge(label, cut, [hit], {"r": {"triton"}}) == "wrong"
+
+
 def test_the_judge_takes_a_line_that_the_labelled_line_announces():
     """A message ending in a colon goes on below it (xFormers lists each kernel's reasons): a
     match on one of those lines is on the labelled message; one past the blank line is not."""

@@ -32,24 +32,35 @@ spec = importlib.util.spec_from_file_location("errkb_triton_kernels", path)
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
 fn = getattr(mod, name)
 from triton.runtime.jit import JITFunction
 jit = fn
 while not isinstance(jit, JITFunction):  # heuristics/autotune wrappers hold the JITFunction in .fn
     jit = jit.fn
-if "constexprs" in inspect.signature(ASTSource.__init__).parameters:  # Triton 3.3 and later
+version = tuple(int(x) for x in triton.__version__.split(".")[:2])
+if version >= (3, 0):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+pos = {n: i for i, n in enumerate(jit.arg_names)}
+if version < (2, 3):  # Triton 2.0-2.2: compile(fn, ...) by argument position, the target as cc
+    src, build = None, lambda: triton.compile(jit, signature={pos[k]: v for k, v in sig.items()},
+                                              constants={pos[k]: v for k, v in consts.items()}, cc=cap)
+elif version < (3, 0):  # Triton 2.3: ASTSource by position, the target as (backend, capability)
+    from triton.compiler import ASTSource
+    src = ASTSource(fn=jit, signature={pos[k]: v for k, v in sig.items()}, constants={pos[k]: v for k, v in consts.items()})
+    build = lambda: triton.compile(src, target=("cuda", cap))
+elif "constexprs" in inspect.signature(ASTSource.__init__).parameters:  # Triton 3.3 and later
     src = ASTSource(fn=jit, signature={**sig, **{k: "constexpr" for k in consts}}, constexprs=consts)
-elif tuple(int(x) for x in triton.__version__.split(".")[:2]) >= (3, 2):  # Triton 3.2: by name, constants apart
+elif version >= (3, 2):  # Triton 3.2: by name, constants apart
     src = ASTSource(fn=jit, signature=sig, constants=consts)
 else:  # Triton 3.0/3.1: arguments by position
-    pos = {n: i for i, n in enumerate(jit.arg_names)}
     src = ASTSource(fn=jit, signature={pos[k]: v for k, v in sig.items()},
                     constants={pos[k]: v for k, v in consts.items()})
+if version >= (3, 0):
+    build = lambda: triton.compile(src, target=GPUTarget("cuda", cap, 32))
 try:
-    kernel = triton.compile(src, target=GPUTarget("cuda", cap, 32))
-    out = {"ok": True, "stages": sorted(kernel.asm), "triton": triton.__version__}
+    kernel = build()
+    out = {"ok": True, "stages": sorted(getattr(kernel, "asm", {}) or ["compiled"]), "triton": triton.__version__}
 except Exception as exc:
     chain, e, seen = [], exc, set()
     while e is not None and id(e) not in seen:

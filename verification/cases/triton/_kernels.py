@@ -72,3 +72,37 @@ def scores_trans_f32(Q, K, Out, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HE
     k = tl.load(K + n[:, None] * HEAD_DIM + d[None, :]).to(tl.float32)
     s = tl.dot(q, tl.trans(k))
     tl.store(Out + m[:, None] * BLOCK_N + n[None, :], s)
+
+
+@triton.jit
+def scores_int8(Q, K, Out, q_scale, k_scale, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """Q·Kᵀ of int8-quantized tiles, rescaled to fp32 by per-block scales, as quantized attention kernels
+    (SageAttention's Triton QK kernel) compute their scores: tl.dot on int8 operands."""
+    m = tl.arange(0, BLOCK_M)
+    n = tl.arange(0, BLOCK_N)
+    d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + m[:, None] * HEAD_DIM + d[None, :])
+    k = tl.load(K + d[:, None] + n[None, :] * HEAD_DIM)
+    s = tl.dot(q, k).to(tl.float32) * q_scale * k_scale
+    tl.store(Out + m[:, None] * BLOCK_N + n[None, :], s)
+
+
+@triton.jit
+def row_norms_keep_dims(X, Out, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """Each row of a key block divided by its L2 norm, the norm kept as a column with keep_dims=True
+    (Triton 3.0 and later), as block-sparse attention kernels score block similarity."""
+    m = tl.arange(0, BLOCK_M)
+    d = tl.arange(0, HEAD_DIM)
+    x = tl.load(X + m[:, None] * HEAD_DIM + d[None, :]).to(tl.float32)
+    norm = tl.sqrt(tl.sum(x * x, axis=1, keep_dims=True))
+    tl.store(Out + m[:, None] * HEAD_DIM + d[None, :], x / norm)
+
+
+@triton.jit
+def row_norms_indexed(X, Out, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """row_norms_keep_dims without the keyword: the reduced column restored by indexing with None."""
+    m = tl.arange(0, BLOCK_M)
+    d = tl.arange(0, HEAD_DIM)
+    x = tl.load(X + m[:, None] * HEAD_DIM + d[None, :]).to(tl.float32)
+    norm = tl.sqrt(tl.sum(x * x, axis=1))[:, None]
+    tl.store(Out + m[:, None] * HEAD_DIM + d[None, :], x / norm)
