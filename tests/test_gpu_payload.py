@@ -56,8 +56,8 @@ def test_the_xformers_abi_wheels_are_pinned_and_installed_by_the_kernel_call():
     assert {f.file for f in pins.values()} == set(_xformers_wheels.WHEELS.values())
     payload = next(p for p in lock.payloads if p.name == "xformers-abi")
     run_sh = (DEVICE / "run.sh").read_text()
-    # its cases are sdpa cases, run by call 3: installed there, and the cases told where
-    assert max(payload.calls) == 3 and re.search(r"install_payload 3 \S*xformers-abi", run_sh)
+    # its cases are sdpa cases, run by the kernel call (4): installed there, and the cases told where
+    assert max(payload.calls) == 4 and re.search(r"install_payload 4 \S*xformers-abi", run_sh)
     assert f"export ERRKB_XFORMERS_SITE=/root/{payload.site} " in run_sh
 
 
@@ -82,10 +82,9 @@ def test_the_xformers_cases_use_the_installed_site_when_run_sh_names_it(tmp_path
     assert _xformers_wheels.unpacked(Ctx(), "cudart12") == tmp_path
 
 
-def test_the_real_lock_s_plan_keeps_each_call_under_its_limit(tmp_path):
-    """The plan of the committed lock over files of the sizes `make gpu-payload` measured
-    (tests/data/gpu_payload_sizes.json; refresh it from .gpu/call1/manifest.json and the cache
-    when a pin moves): every call folder under the limit, every payload installed by its last call."""
+def _real_plan(tmp_path):
+    """The call plan of the committed lock over files of the sizes `make gpu-payload` measured
+    (tests/data/gpu_payload_sizes.json; refresh it from .gpu/call1/manifest.json and the cache when a pin moves)."""
     lock = pack.load_lock()
     sizes = json.loads((REPO / "tests" / "data" / "gpu_payload_sizes.json").read_text())
     shipped = {f.file for f in lock.files if pack.WHEEL in f.uses.values()}
@@ -105,6 +104,12 @@ def test_the_real_lock_s_plan_keeps_each_call_under_its_limit(tmp_path):
         entries.append((payload, archive, wheels))
     limit = int(lock.call_limit_mib * pack.MIB) - 64 * 1024
     plan = payload_plan.plan_calls(entries, limit)
+    return lock, limit, plan
+
+
+def test_the_real_lock_s_plan_keeps_each_call_under_its_limit(tmp_path):
+    """Every call folder under the limit, every payload installed by its last call."""
+    lock, limit, plan = _real_plan(tmp_path)
     assert all(plan.used(c) <= limit for c in payload_plan.all_calls(lock))
     for payload in lock.payloads:
         assert {p.call for p in plan.pieces if p.payload == payload.name} <= set(payload.calls)
@@ -239,3 +244,20 @@ def test_a_call_out_of_order_or_without_its_folder_says_what_to_do(tiny):
     payload_install.run(1, out, root)
     with pytest.raises(payload_install.PayloadError, match="'two' is not installed"):
         payload_install.run(1, out, root, need=["two"])
+
+
+def test_a_call_folder_and_the_tracked_tree_fit_in_one_device_call(tmp_path):
+    """A device call carries the tracked tree and its call folder under 64 MiB, the host call (the
+    last) also FA2's and FA3's builds. The tree grows with every session (pastes, sites, results):
+    when this fails, lower call_limit_mib in verification/device/payload.lock.json, add a call
+    where the plan asks for one, and re-run `make gpu-payload`."""
+    import subprocess
+
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    tree = sum((REPO / name).stat().st_size for name in files.decode().split("\0") if name and (REPO / name).is_file())
+    flash_attn_builds = 8 * pack.MIB  # .gpu/fa (4.7 MiB) and .gpu/fa3 (2.5 MiB)
+    lock, _, plan = _real_plan(tmp_path)
+    calls = payload_plan.all_calls(lock)
+    for call in calls:
+        carried = tree + plan.used(call) + (flash_attn_builds if call == max(calls) else 0)
+        assert carried <= 64 * pack.MIB, f"call {call} would carry {carried / pack.MIB:.1f} MiB (tree {tree / pack.MIB:.1f} MiB)"
