@@ -13,7 +13,8 @@ plain PyTorch attention, the path these models take when flash_attn_qkvpacked_fu
 
 import importlib.util
 import traceback
-from pathlib import Path
+
+from verification.cases._flash_attn_triton import prototype_path
 
 BACKEND = "triton"
 REQUIRES = {"packages": ["torch", "triton"]}
@@ -22,12 +23,7 @@ TIMEOUT = 300
 
 
 def _prototype(ctx):
-    spec = importlib.util.find_spec("flash_attn")
-    if spec is None or not spec.submodule_search_locations:
-        ctx.skip("needs the flash-attn Python tree on the path (flash_attn/flash_attn_triton.py)")
-    path = Path(list(spec.submodule_search_locations)[0]) / "flash_attn_triton.py"
-    if not path.is_file():
-        ctx.skip(f"{path} is not in this flash-attn tree")
+    path = prototype_path(ctx)
     module_spec = importlib.util.spec_from_file_location("errkb_flash_attn_triton", path)
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)

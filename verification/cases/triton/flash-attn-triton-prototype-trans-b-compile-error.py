@@ -11,10 +11,10 @@ dim 64 and no bias. Fix 2 is made as the record writes it, on a copy of that fil
 folder (every `tl.dot(q, k, trans_b=True)` becomes `tl.dot(q, tl.trans(k))`), and the edited
 forward kernel must compile down to a cubin; nothing runs. Fixes 1 and 3 are not run here."""
 
-import importlib.util
 import tempfile
 from pathlib import Path
 
+from verification.cases._flash_attn_triton import prototype_path
 from verification.cases.triton._compile import compile_for, compiled, reraise
 
 BACKEND = "triton"
@@ -32,12 +32,7 @@ FWD_CONST = {"BIAS_TYPE": "none", "IS_CAUSAL": False, "BLOCK_HEADDIM": 64, "EVEN
 
 
 def prototype_file(ctx) -> str:
-    spec = importlib.util.find_spec("flash_attn")
-    if spec is None or not spec.submodule_search_locations:
-        ctx.skip("needs the flash-attn Python tree on the path (flash_attn/flash_attn_triton.py)")
-    path = Path(list(spec.submodule_search_locations)[0]) / "flash_attn_triton.py"
-    if not path.is_file():
-        ctx.skip(f"{path} is not in this flash-attn tree")
+    path = prototype_path(ctx)
     ctx.note(f"compiling _fwd_kernel of {path}")
     return str(path)
 

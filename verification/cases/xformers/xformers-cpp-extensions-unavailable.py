@@ -8,10 +8,9 @@ for the torch installed) has no step: PyPI has no such build for torch 2.11 (xfo
 the newest, is built for 2.10.0+cu128 and logs the same warning next to 2.11: H200 run of
 2026-12-02). Fix 3 (PyTorch's own SDPA instead) must give the right numbers."""
 
-import logging
-
 from verification.cases import _xformers_wheels as xf
 from verification.cases._common import TOL, ref_attention
+from verification.cases.xformers import _mslk as m
 
 BACKEND = "sdpa"
 REQUIRES = {"cuda": True, "arch": "sm80+", "packages": ["torch"]}
@@ -19,28 +18,11 @@ TIMEOUT = 600
 LOGGER = "xformers"
 
 
-def _relog(child):
-    """Log again what the child's `xformers` logger printed (logging's last-resort handler
-    writes the message alone: a WARNING[XFORMERS] line and its indented continuation)."""
-    log = logging.getLogger(LOGGER)
-    block: list[str] = []
-    for line in child.stderr.splitlines() + [""]:
-        if line.startswith("WARNING[XFORMERS]"):
-            if block:
-                log.warning("\n".join(block))
-            block = [line]
-        elif block and line.startswith((" ", "\t")):
-            block.append(line)
-        elif block:
-            log.warning("\n".join(block))
-            block = []
-
-
 def reproduce(ctx):
     def import_old_xformers():
         child = xf.run_child(ctx, "old", "import torch\nimport xformers.ops\n")
         ctx.note("child: " + xf.describe(child))
-        _relog(child)
+        m.relog(child.stderr)
 
     ctx.expect_logged(LOGGER, import_old_xformers)
 
