@@ -44,14 +44,15 @@ kc, vc = (torch.randn(SLOTS, D, device="cuda", dtype=torch.float16) for _ in ran
 idx = torch.randint(0, SLOTS, (B, N), device="cuda", dtype=torch.int32)
 if sys.argv[2] == "bad":
     idx[1, 3] = 1 << 30  # a slot far beyond the cache's 256 rows
-out = torch.empty_like(q)
+out, out2 = torch.empty_like(q), torch.empty_like(q)
+idx_ok = idx.clamp(0, SLOTS - 1)  # made before the fault: the next CUDA call after it is Triton's launch
+torch.cuda.synchronize()
 print("errkb: launch 1 (the faulting kernel)", flush=True)
 paged_decode[(B,)](q, kc, vc, idx, out, D ** -0.5, N=N, D=D)
 rc = ctypes.CDLL("libcuda.so.1").cuCtxSynchronize()
 print(f"errkb: cuCtxSynchronize returned {rc}", flush=True)
 print("errkb: launch 2 (a valid kernel)", flush=True)
-out2 = torch.empty_like(q)
-paged_decode[(B,)](q, kc, vc, idx.clamp(0, SLOTS - 1), out2, D ** -0.5, N=N, D=D)
+paged_decode[(B,)](q, kc, vc, idx_ok, out2, D ** -0.5, N=N, D=D)
 torch.cuda.synchronize()
 torch.save({"q": q.cpu(), "k": kc.cpu(), "v": vc.cpu(), "idx": idx.cpu(), "out": out.cpu()}, sys.argv[1])
 print("errkb: ran", flush=True)
