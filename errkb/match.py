@@ -24,7 +24,7 @@ from rapidfuzz import fuzz, process
 
 from errkb import candidates, refusals, templates
 from errkb.candidates import tokens
-from errkb.paste import Paste, _cut, message_text_with_info, parse
+from errkb.paste import Paste, cut_spans, message_text_with_info, parse
 
 if TYPE_CHECKING:  # the index is built from a Dataset, or loaded without one (errkb.index_cache)
     from errkb.dataset import Dataset
@@ -862,7 +862,7 @@ def _unwrapped(paste: Paste) -> Paste | None:
     breaks = [m.start() for m in _MID_WORD_BREAK.finditer(paste.text)]
     if not breaks:
         return None
-    text, cut = _cut(paste.text, [(b, b + 1) for b in breaks])
+    text, cut = cut_spans(paste.text, [(b, b + 1) for b in breaks])
     ends = [paste.text.count("\n", 0, b) for b in breaks]  # the line each break ends
     info = frozenset(i - sum(1 for e in ends if e < i) for i in paste.info_lines if i not in {e + 1 for e in ends})
     return Paste(paste.original, text, (cut, *paste.cuts), paste.frames, paste.packages, info)

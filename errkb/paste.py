@@ -73,7 +73,7 @@ _PACKAGE_HINTS = (
 Cut = tuple[list[int], list[int]]
 
 
-def _cut(text: str, spans: list[tuple[int, int]], shift: int = 0) -> tuple[str, Cut | None]:
+def cut_spans(text: str, spans: list[tuple[int, int]], shift: int = 0) -> tuple[str, Cut | None]:
     """`text` without the given (start, end) spans, in order, and the cut (None when nothing
     was cut). The spans may be offsets into a text `shift` characters longer."""
     if not spans:
@@ -97,7 +97,7 @@ def py_strip_prefixes(plain: str) -> tuple[str, Cut | None, list[int]]:
     """`plain` without its log prefixes, the cut (None when nothing was cut), and the numbers
     of the lines logged at INFO or DEBUG."""
     prefixes = [m.span(1) for m in _PREFIX_RUN.finditer("\n" + plain)]  # offsets one ahead
-    text, cut = _cut(plain, prefixes, shift=1)
+    text, cut = cut_spans(plain, prefixes, shift=1)
     info_lines: list[int] = []
     line, counted = 0, 0
     for start, end in prefixes:
@@ -204,13 +204,13 @@ def parse(original: str) -> Paste:
     # 1. drop ANSI sequences (rare: most pastes skip this step)
     plain, without_ansi = original, None
     if "\x1b" in original:
-        plain, without_ansi = _cut(original, [m.span() for m in _ANSI.finditer(original)])
+        plain, without_ansi = cut_spans(original, [m.span() for m in _ANSI.finditer(original)])
     plain = plain.replace("\r", " ").replace("\\", "/")
     # 1b. drop the stray "1" that some Windows torch builds print before a warning's text
     # ("UserWarning: 1Torch was not compiled with flash attention."): the message starts after it
     without_one = None
     if "Warning: 1" in plain:
-        plain, without_one = _cut(plain, [m.span(1) for m in _STRAY_ONE.finditer(plain)])
+        plain, without_one = cut_spans(plain, [m.span(1) for m in _STRAY_ONE.finditer(plain)])
     # 2. drop log prefixes, noting INFO/DEBUG lines; 3. find the frames and their packages
     text, without_prefixes, info_lines = strip_prefixes(plain)
     frames = find_frames(text)
