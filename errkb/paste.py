@@ -205,7 +205,9 @@ def parse(original: str) -> Paste:
     plain, without_ansi = original, None
     if "\x1b" in original:
         plain, without_ansi = cut_spans(original, [m.span() for m in _ANSI.finditer(original)])
-    plain = plain.replace("\r", " ").replace("\\", "/")
+    # typographic quotes from an editor, a chat client or an input method (no harvested message has
+    # any): back to the ASCII quotes programs print, one character for one, so spans stay put
+    plain = plain.replace("\r", " ").replace("\\", "/").translate(_ASCII_QUOTES)
     # 1b. drop the stray "1" that some Windows torch builds print before a warning's text
     # ("UserWarning: 1Torch was not compiled with flash attention."): the message starts after it
     without_one = None
@@ -228,6 +230,7 @@ def parse(original: str) -> Paste:
 
 
 _NOTHING: frozenset[str] = frozenset()
+_ASCII_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
 @lru_cache(maxsize=4096)  # the same site-packages paths recur in paste after paste

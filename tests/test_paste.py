@@ -89,3 +89,11 @@ def test_the_line_under_an_exec_frame_is_the_message_not_its_source():
     assert [line for _, line in parse(text).message_lines()] == ["      ModuleNotFoundError: No module named 'torch'"]
     deeper = '        File "/x/setup.py", line 23, in <module>\n          import torch\n'
     assert parse(deeper).message_lines() == []
+
+
+def test_typographic_quotes_read_as_the_ascii_ones_programs_print():
+    original = "ImportError: cannot import name \u2018LlamaFlashAttention2\u2019 from \u201ctransformers\u201d"
+    paste = parse(original)
+    assert "name 'LlamaFlashAttention2' from \"transformers\"" in paste.text
+    start = paste.text.index("'LlamaFlashAttention2'")
+    assert paste.span(start, start + 22) == (original.index("\u2018"), original.index("\u2019") + 1)
