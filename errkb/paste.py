@@ -207,7 +207,9 @@ def parse(original: str) -> Paste:
         plain, without_ansi = cut_spans(original, [m.span() for m in _ANSI.finditer(original)])
     # typographic quotes from an editor, a chat client or an input method (no harvested message has
     # any): back to the ASCII quotes programs print, one character for one, so spans stay put
-    plain = plain.replace("\r", " ").replace("\\", "/").translate(_ASCII_QUOTES)
+    plain = plain.replace("\r", " ").replace("\\", "/")
+    if any(quote in plain for quote in _TYPOGRAPHIC_QUOTES):  # rare: most pastes skip the translation
+        plain = plain.translate(_ASCII_QUOTES)
     # 1b. drop the stray "1" that some Windows torch builds print before a warning's text
     # ("UserWarning: 1Torch was not compiled with flash attention."): the message starts after it
     without_one = None
@@ -230,7 +232,8 @@ def parse(original: str) -> Paste:
 
 
 _NOTHING: frozenset[str] = frozenset()
-_ASCII_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_TYPOGRAPHIC_QUOTES = "\u2018\u2019\u201c\u201d"
+_ASCII_QUOTES = str.maketrans(_TYPOGRAPHIC_QUOTES, "''\"\"")
 
 
 @lru_cache(maxsize=4096)  # the same site-packages paths recur in paste after paste
