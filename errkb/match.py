@@ -228,6 +228,12 @@ class Entry:
         return view
 
     @cached_property
+    def warning_classes(self) -> frozenset[str]:
+        """The classes its sites warn or raise under, when every one is a warning class; else none."""
+        classes = frozenset(site.error_class.rpartition(".")[2] for site in self.sites)
+        return classes if classes and all(c.endswith("Warning") for c in classes) else frozenset()
+
+    @cached_property
     def info_only(self) -> bool:
         """Only INFO log lines print it: never an answer by itself, only through a record."""
         return all(site.kind == "log-info" for site in self.sites)
@@ -690,6 +696,8 @@ class MatchIndex:
                 hit = (entry, score, *hit[2:])
             if kind is None:
                 continue
+            if kind == "site" and _other_warning_class(entry, paste.text, hit[2][0]):
+                continue  # printed under another warning class: another copy of the text (a vendored one)
             if kind == "site" and entry.shared:
                 if shows_attention is None:
                     shows_attention = ATTENTION_HINT.search(paste.original) is not None
@@ -919,6 +927,20 @@ def _tail_template(template: str, word: str, fragment: str) -> str | None:
                     return tail
             at = literal.find(word, at + 1)
     return None
+
+
+_PRINTED_WARNING = re.compile(r"(\w+Warning): *$")
+
+
+def _other_warning_class(entry: Entry, text: str, start: int) -> bool:
+    """The paste prints the message as one warning class (`UserWarning: head_first is deprecated`)
+    and every harvested site of it warns or raises under another: the text comes from a copy of the
+    code that is not the harvested one (SGLang's vendored FLA raises DeprecationWarning where FLA
+    itself warns), so the bare site would name the wrong package."""
+    if not (classes := entry.warning_classes):
+        return False
+    printed = _PRINTED_WARNING.search(text, text.rfind("\n", 0, start) + 1, start)
+    return printed is not None and printed.group(1) not in classes
 
 
 def _site_ref(site) -> SiteRef:

@@ -647,3 +647,14 @@ def test_a_message_broken_inside_a_word_is_joined_there_and_its_span_stays_in_th
     assert text[hit.span[0]:hit.span[1]].startswith("type fp8e4nv not supported in th\nis architecture")
     # a break that the message does not cross is not a reason to answer
     assert index.match("Some prose that ends in a wo\nrd, then nothing else.\n") == []
+
+
+def test_a_warning_printed_under_another_class_is_another_copy_of_the_text(index):
+    """SGLang vendors FLA and raises `DeprecationWarning("head_first is deprecated ...")` where FLA
+    itself warns with UserWarning: printed as a UserWarning, the text comes from FLA's own copy,
+    so SGLang's bare site does not answer (fla-org/flash-linear-attention#638); printed under its
+    own class it still does."""
+    message = "head_first is deprecated and will be removed in a future version. Please use head_first=False for now instead."
+    assert index.match(f"fla/ops/gated_delta_rule/chunk.py:331: UserWarning: {message}\n  warnings.warn(\n") == []
+    hit = top(index, f"DeprecationWarning: {message}\n")
+    assert hit is not None and hit.id.startswith("sglang:")
