@@ -126,3 +126,17 @@ def test_a_conditional_inside_a_message_stays_one_placeholder():
     assert at[22] == ["mode {paged_if_pv_else_dense} is not supported"]
     assert len(at[23]) == 1 and at[23][0].startswith("bad layout {")
     assert 24 not in at
+
+
+def test_an_assert_whose_message_is_an_exception_reads_that_exceptions_text():
+    # vLLM 0.4-0.6's selector: `assert is_cpu(), RuntimeError("...")` prints
+    # `AssertionError: Torch SDPA backend is only used for the CPU device.`
+    source = textwrap.dedent('''
+        def pick(backend):
+            assert backend.is_cpu(), RuntimeError(
+                "Torch SDPA backend is only used for the CPU device.")
+            assert backend.ok, make_message(backend)
+    ''')
+    sites = extract("vllm/attention/selector.py", source)
+    assert [(s.kind, s.error_class, s.template) for s in sites] == [
+        ("assert", "AssertionError", "Torch SDPA backend is only used for the CPU device.")]

@@ -253,8 +253,12 @@ class _Extractor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        if node.msg is not None:
-            self._add(node, "assert", "AssertionError", self._templates(node.msg))
+        msg = node.msg
+        # `assert ok, RuntimeError("...")` prints the exception's text after `AssertionError: `
+        if isinstance(msg, ast.Call) and msg.args and _is_exception_name(_dotted_tail(msg.func)):
+            msg = msg.args[0]
+        if msg is not None:
+            self._add(node, "assert", "AssertionError", self._templates(msg))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -280,6 +284,10 @@ def _dotted_tail(node: ast.AST | None) -> str | None:
     if isinstance(node, ast.Call):
         return _dotted_tail(node.func)
     return None
+
+
+def _is_exception_name(name: str | None) -> bool:
+    return bool(name) and name.endswith(("Error", "Exception"))
 
 
 def _is_warnings_call(func: ast.AST) -> bool:
