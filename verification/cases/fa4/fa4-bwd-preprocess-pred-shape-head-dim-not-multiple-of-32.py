@@ -3,15 +3,10 @@ to compile its preprocess kernel (the CuTe verifier's "'cute.copy' op expects pr
 installed release (4.0.0b30 or later) runs it, and so does b29 once the head dim is zero-padded to
 a multiple of 32 with the real softmax scale. Gradients are compared with an fp32 reference.
 
-The b29 steps run in a child process whose path puts the pure-Python b29 package, unpacked from
-ERRKB_FA4_OLD_WHEEL (default .gpu/fa4b29/*.whl, carried with the call), ahead of the installed FA4
-(same CuTe DSL and tvm-ffi), so the two releases never meet in one process."""
+The b29 steps run in a child process whose path puts the b29 wheel's package ahead of the installed
+FA4, on the same CuTe DSL and tvm-ffi (verification/cases/_fa4_releases.py)."""
 
-import glob
-import os
-import zipfile
-
-from verification.cases import _child, _venv
+from verification.cases import _child, _fa4_releases, _venv
 
 REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
 # the upgrade fixes SM100 (upstream PR 2698); on SM90 b36 fails otherwise (H100, 2026-12-07)
@@ -55,21 +50,9 @@ print("errkb: ran", flush=True)
 '''
 
 
-def _old_fa4(ctx) -> str:
-    """The b29 package unpacked into this worker's temporary folder; its path."""
-    wheel = os.environ.get("ERRKB_FA4_OLD_WHEEL") or next(iter(sorted(glob.glob(".gpu/fa4b29/*.whl"))), None)
-    if not wheel:
-        raise RuntimeError("no flash-attn-4 4.0.0b29 wheel: set ERRKB_FA4_OLD_WHEEL or carry .gpu/fa4b29")
-    target = _venv._tmp_root() / "fa4-b29"
-    if not target.exists():
-        zipfile.ZipFile(wheel).extractall(target)
-    ctx.note(f"old FA4: {os.path.basename(wheel)}")
-    return str(target)
-
-
 def _run(ctx, head_dim: int, pad_to: int = 0, old: bool = False):
     code = CHILD.replace("HEAD_DIM", str(head_dim)).replace("PAD_TO", str(pad_to))
-    env = {"PYTHONPATH": _old_fa4(ctx) + os.pathsep + os.environ.get("PYTHONPATH", "")} if old else None
+    env = _fa4_releases.child_env(ctx, "4.0.0b29") if old else None
     res, saved = _child.run(ctx, code, f"fa4-bwd-{head_dim}-{pad_to}-{int(old)}", env=env, timeout=600)
     ctx.note(f"head dim {head_dim}{f' padded to {pad_to}' if pad_to else ''}, {'b29' if old else 'installed'}: "
              + (_venv.last_exception(res.output, 200) if saved is None else "ran")

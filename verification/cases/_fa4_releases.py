@@ -1,0 +1,56 @@
+"""Older FlashAttention-4 code for a child process: a released wheel (unpacked once per worker) or
+a source tree exported from the flash-attention repository, put on the path ahead of the installed
+`flash_attn.cute`, so two releases never meet in one process.
+
+Releases before 4.0.0b5 do not import under the payload's CuTe DSL 4.8 (`cutlass.cute.core` has no
+`ThrMma` there); with `old_dsl=True` the child gets the DSL and quack of their time instead
+(nvidia-cutlass-dsl 4.4.1, quack-kernels 0.2.10). Where they come from:
+verification/device/fa4-old-releases.sh (ERRKB_FA4_RELEASES, default .gpu/fa4old, carried with the
+call; ERRKB_CUTE_DSL_OLD, the unpacked 4.4.1 DSL's python_packages folder on the device)."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+from verification.cases import _venv
+
+OLD_QUACK = "quack-0.2.10"
+
+
+def _releases() -> str:
+    return os.path.abspath(os.environ.get("ERRKB_FA4_RELEASES", ".gpu/fa4old"))
+
+
+def _old_dsl() -> str:
+    return os.environ.get("ERRKB_CUTE_DSL_OLD", "/root/cdsl441/nvidia_cutlass_dsl/python_packages")
+
+
+def _code(release: str) -> str:
+    """The folder holding `flash_attn/cute` of `release`: a source tree's folder, or its wheel unpacked."""
+    tree = os.path.join(_releases(), release)
+    if os.path.isdir(tree):
+        return tree
+    wheel = os.path.join(_releases(), f"flash_attn_4-{release}-py3-none-any.whl")
+    if not os.path.isfile(wheel):
+        raise RuntimeError(f"no FlashAttention-4 {release} in {_releases()} (see verification/device/fa4-old-releases.sh)")
+    target = _venv._tmp_root() / f"fa4-{release}"
+    if not target.exists():
+        zipfile.ZipFile(wheel).extractall(target)
+    return str(target)
+
+
+def child_env(ctx, release: str, old_dsl: bool = False) -> dict:
+    """The environment additions for a child that runs `release` (a wheel's version, or a source
+    tree's folder name under the releases folder), on the installed DSL or, with `old_dsl`, on 4.4.1."""
+    first = [_code(release)]
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if old_dsl:
+        quack = os.path.join(_releases(), OLD_QUACK)
+        for need in (_old_dsl(), quack):
+            if not os.path.isdir(need):
+                raise RuntimeError(f"missing {need} (see verification/device/fa4-old-releases.sh)")
+        first += [_old_dsl(), quack]
+        paths = [p for p in paths if not p.rstrip("/").endswith("dsl_packages")]  # the installed DSL's folder
+    ctx.note(f"FlashAttention-4 {release}" + (" on nvidia-cutlass-dsl 4.4.1 and quack-kernels 0.2.10" if old_dsl else ""))
+    return {"PYTHONPATH": os.pathsep.join(first + paths)}

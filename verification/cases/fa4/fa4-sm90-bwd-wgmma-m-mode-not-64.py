@@ -1,0 +1,86 @@
+"""FA4 4.0.0b4's SM90 backward with head dims (192, 128): the CuTe DSL 4.4.1 refuses the warpgroup
+MMA ("expects the M-mode to be 64, but got 96"); the installed release (4.0.0b5 or later) runs it,
+and so does SDPA. b4 needs the DSL and quack of its time, so its steps run in a child process
+(verification/cases/_fa4_releases.py); gradients are compared with an fp32 reference."""
+
+from verification.cases import _child, _fa4_releases, _venv
+
+REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
+TIMEOUT = 900
+GRAD_TOL = {"atol": 5e-2, "rtol": 5e-2}
+
+CHILD = r'''
+import sys
+import torch
+import flash_attn.cute as cute_pkg
+
+D, DV, HOW = HEAD_DIM, HEAD_DIM_V, "CALL"
+torch.manual_seed(0)
+q, k = (torch.randn(1, 512, 4, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+v = torch.randn(1, 512, 4, DV, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+do = torch.randn(1, 512, 4, DV, device="cuda", dtype=torch.bfloat16)
+print("errkb: flash_attn.cute from", cute_pkg.__file__, flush=True)
+try:
+    if HOW == "sdpa":
+        out = torch.nn.functional.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)).transpose(1, 2)
+    else:
+        from flash_attn.cute import flash_attn_func
+        out = flash_attn_func(q, k, v)
+        out = out[0] if isinstance(out, tuple) else out
+    out.backward(do)
+    torch.cuda.synchronize()
+except Exception as exc:
+    print(f"errkb: raised {type(exc).__module__}.{type(exc).__name__}", flush=True)
+    print(f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}", flush=True)
+    sys.exit(1)
+torch.save({n: t.detach().float().cpu() for n, t in
+            {"q": q, "k": k, "v": v, "do": do, "out": out, "dq": q.grad, "dk": k.grad, "dv": v.grad}.items()},
+           sys.argv[1])
+print("errkb: ran", flush=True)
+'''
+
+
+def _run(ctx, head_dim, head_dim_v, how="fa4", release=None):
+    code = (CHILD.replace("HEAD_DIM_V", str(head_dim_v)).replace("HEAD_DIM", str(head_dim))
+            .replace("CALL", how))
+    env = _fa4_releases.child_env(ctx, release, old_dsl=True) if release else None
+    res, saved = _child.run(ctx, code, f"fa4-sm90-bwd-{head_dim}-{head_dim_v}-{how}-{release}", env=env, timeout=600)
+    ctx.note(f"({head_dim}, {head_dim_v}) {how} on {release or 'the installed release'}: "
+             + (_venv.last_exception(res.output, 160) if saved is None else "ran")
+             + f" ({_child.printed(res.output, 'errkb: flash_attn.cute from')})")
+    return res, saved
+
+
+def _grads_match(ctx, res, saved):
+    if saved is None:
+        ctx.call(_venv.reraise, res.output)
+        raise RuntimeError(f"the child neither ran nor printed an exception: {res.tail(600)}")
+    t = ctx.torch
+    q, k, v = (saved[n].to(ctx.device).requires_grad_() for n in ("q", "k", "v"))
+    scores = t.einsum("bqhd,bkhd->bhqk", q, k) * q.shape[-1] ** -0.5
+    ref = t.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v)
+    ref.backward(saved["do"].to(ctx.device))
+    ctx.close(saved["out"].to(ctx.device), ref.detach(), **GRAD_TOL)
+    for name, x in (("dq", q), ("dk", k), ("dv", v)):
+        ctx.close(saved[name].to(ctx.device), x.grad, **GRAD_TOL)
+
+
+def reproduce(ctx):
+    res, _ = _run(ctx, 192, 128, release="4.0.0b4")
+    ctx.expect_error(_venv.reraise, res.output, ctx.record["template"])  # re-raised under its own class name
+
+
+def fix_1(ctx):
+    # upgrade: the installed release (the payload's, 4.0.0b5 or later) runs the same backward
+    _grads_match(ctx, *_run(ctx, 192, 128))
+
+
+def fix_2(ctx):
+    # SDPA for the same shapes, on the installed torch
+    _grads_match(ctx, *_run(ctx, 192, 128, how="sdpa"))
+
+
+def control(ctx):
+    # 4.0.0b4 with head dim 128, the shape its single SM90 backward configuration was tuned for
+    _grads_match(ctx, *_run(ctx, 128, 128, release="4.0.0b4"))
