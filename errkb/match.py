@@ -724,7 +724,8 @@ class MatchIndex:
                 held = best.get(match_id)
                 # a record's best hit; at equal scores its first in the paste, where the run failed
                 if held is None or (held[0], -held[3][2][0]) < (own_score, -own_hit[2][0]):
-                    best[match_id] = (own_score, specificity, kind, own_hit, breadth_of[match_id] if named else None)
+                    best[match_id] = (own_score, specificity, kind, own_hit, breadth_of[match_id] if named else None,
+                                      named.contains if named else None)
         ranked = [item for item in best.items() if item[1][0] >= MIN_SCORE]
         if len(ranked) > 1:  # at equal scores (capped at 1.0), named evidence goes first, and of two
             # records that name it, the one about fewer packages (FA2's own before the generic CUDA one)
@@ -736,7 +737,8 @@ class MatchIndex:
             ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3),
                                           item[1][4] is None, item[1][4] or 0, item[1][2] != "record",
                                           item[1][3][2][0] if item[0] in wrappers else 0, -item[1][1], item[0]))
-        return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, _) in ranked[:limit]]
+            _narrowest_evidence_first(ranked)
+        return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, *_) in ranked[:limit]]
 
     @staticmethod
     def _match(match_id: str, kind: str, score: float, hit: tuple, paste: Paste) -> Match:
@@ -747,6 +749,21 @@ class MatchIndex:
         start, end = paste.span(*span)
         return Match(match_id, kind, score, (start, end), paste.original[start:end], params, entry.template,
                      list(entry.sorted_packages), versions, why, entry.specificity)
+
+
+def _narrowest_evidence_first(ranked: list) -> None:
+    """Of two records ranked at the same score and breadth, the one whose named evidence holds
+    the other's goes first: `xformers/flash_attn_3/_C` names xFormers' copy of FA3, the
+    `flash_attn_3` inside it flash-attn's own."""
+    if sum(1 for _, held in ranked if held[5]) < 2:
+        return
+    for j in range(1, len(ranked)):
+        b = ranked[j][1]
+        for i in range(j):
+            a = ranked[i][1]
+            if round(a[0], 3) == round(b[0], 3) and a[4] == b[4] and a[5] and b[5] and a[5] != b[5] and a[5] in b[5]:
+                ranked.insert(i, ranked.pop(j))
+                break
 
 
 def _outside_notices(hits: list[tuple], notices: list[tuple[int, int]], text: str) -> list[tuple]:

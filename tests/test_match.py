@@ -658,3 +658,13 @@ def test_a_warning_printed_under_another_class_is_another_copy_of_the_text(index
     assert index.match(f"fla/ops/gated_delta_rule/chunk.py:331: UserWarning: {message}\n  warnings.warn(\n") == []
     hit = top(index, f"DeprecationWarning: {message}\n")
     assert hit is not None and hit.id.startswith("sglang:")
+
+
+def test_of_two_named_evidences_the_one_holding_the_other_goes_first(index):
+    # xFormers ships its own FA3 build (xformers/flash_attn_3/_C.so); flash-attn's record names the
+    # `flash_attn_3` inside that path, xFormers' record the whole of it
+    symbol = "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+    xformers_copy = f"/venv/lib/python3.10/site-packages/xformers/flash_attn_3/_C.so: undefined symbol: {symbol}"
+    own = f"ImportError: /venv/lib/python3.10/site-packages/flash_attn_3/_C.abi3.so: undefined symbol: {symbol}"
+    assert top(index, xformers_copy).id == "xformers-undefined-symbol-torch-abi"
+    assert top(index, own).id == "flash-attn-undefined-symbol-torch-abi"
