@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import zipfile
 
-from verification.cases import _venv
+from verification.cases import _child, _venv
 
 OLD_QUACK = "quack-0.2.10"
 
@@ -54,3 +54,36 @@ def child_env(ctx, release: str, old_dsl: bool = False) -> dict:
         paths = [p for p in paths if not p.rstrip("/").endswith("dsl_packages")]  # the installed DSL's folder
     ctx.note(f"FlashAttention-4 {release}" + (" on nvidia-cutlass-dsl 4.4.1 and quack-kernels 0.2.10" if old_dsl else ""))
     return {"PYTHONPATH": os.pathsep.join(first + paths)}
+
+
+def run(ctx, code: str, name: str, what: str, release: str | None = None, old_dsl: bool = False):
+    """Run a case's child script on `release` (None: the installed one) and note what happened;
+    returns (the run, what the child saved or None)."""
+    env = child_env(ctx, release, old_dsl) if release else None
+    res, saved = _child.run(ctx, code, name, env=env, timeout=600)
+    ctx.note(f"{what}, {release or 'the installed release'}: "
+             + (_venv.last_exception(res.output, 200) if saved is None else "ran")
+             + f" ({_child.printed(res.output, 'errkb: flash_attn.cute from')})")
+    return res, saved
+
+
+def ran(ctx, res, saved):
+    """What a claimed-good child saved; the exception it printed instead is raised (and refutes)."""
+    if saved is None:
+        ctx.call(_venv.reraise, res.output)
+        raise RuntimeError(f"the child neither ran nor printed an exception: {res.tail(600)}")
+    return saved
+
+
+def grads_match(ctx, res, saved, tol: dict) -> None:
+    """The child's dense attention output and q/k/v gradients (bshd, saved as q, k, v, do, out,
+    dq, dk, dv) match an fp32 reference computed here."""
+    saved = ran(ctx, res, saved)
+    t = ctx.torch
+    q, k, v = (saved[n].to(ctx.device).requires_grad_() for n in ("q", "k", "v"))
+    scores = t.einsum("bqhd,bkhd->bhqk", q, k) * q.shape[-1] ** -0.5
+    ref = t.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v)
+    ref.backward(saved["do"].to(ctx.device))
+    ctx.close(saved["out"].to(ctx.device), ref.detach(), **tol)
+    for name, x in (("dq", q), ("dk", k), ("dv", v)):
+        ctx.close(saved[name].to(ctx.device), x.grad, **tol)

@@ -6,7 +6,7 @@ a multiple of 32 with the real softmax scale. Gradients are compared with an fp3
 The b29 steps run in a child process whose path puts the b29 wheel's package ahead of the installed
 FA4, on the same CuTe DSL and tvm-ffi (verification/cases/_fa4_releases.py)."""
 
-from verification.cases import _child, _fa4_releases, _venv
+from verification.cases import _fa4_releases, _venv
 
 REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
 # the upgrade fixes SM100 (upstream PR 2698); on SM90 b36 fails otherwise (H100, 2026-12-07)
@@ -52,26 +52,9 @@ print("errkb: ran", flush=True)
 
 def _run(ctx, head_dim: int, pad_to: int = 0, old: bool = False):
     code = CHILD.replace("HEAD_DIM", str(head_dim)).replace("PAD_TO", str(pad_to))
-    env = _fa4_releases.child_env(ctx, "4.0.0b29") if old else None
-    res, saved = _child.run(ctx, code, f"fa4-bwd-{head_dim}-{pad_to}-{int(old)}", env=env, timeout=600)
-    ctx.note(f"head dim {head_dim}{f' padded to {pad_to}' if pad_to else ''}, {'b29' if old else 'installed'}: "
-             + (_venv.last_exception(res.output, 200) if saved is None else "ran")
-             + f" ({_child.printed(res.output, 'errkb: flash_attn.cute from')})")
-    return res, saved
-
-
-def _grads_match(ctx, res, saved):
-    if saved is None:
-        ctx.call(_venv.reraise, res.output)
-        raise RuntimeError(f"the child neither ran nor printed an exception: {res.tail(600)}")
-    t = ctx.torch
-    q, k, v = (saved[n].to(ctx.device).requires_grad_() for n in ("q", "k", "v"))
-    scores = t.einsum("bqhd,bkhd->bhqk", q, k) * q.shape[-1] ** -0.5
-    ref = t.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v)
-    ref.backward(saved["do"].to(ctx.device))
-    ctx.close(saved["out"].to(ctx.device), ref.detach(), **GRAD_TOL)
-    for name, x in (("dq", q), ("dk", k), ("dv", v)):
-        ctx.close(saved[name].to(ctx.device), x.grad, **GRAD_TOL)
+    return _fa4_releases.run(ctx, code, f"fa4-bwd-{head_dim}-{pad_to}-{int(old)}",
+                             f"head dim {head_dim}" + (f" padded to {pad_to}" if pad_to else ""),
+                             release="4.0.0b29" if old else None)
 
 
 def reproduce(ctx):
@@ -81,14 +64,14 @@ def reproduce(ctx):
 
 def fix_1(ctx):
     # upgrade: the installed release (the payload's, 4.0.0b30 or later) runs the same backward
-    _grads_match(ctx, *_run(ctx, 104))
+    _fa4_releases.grads_match(ctx, *_run(ctx, 104), GRAD_TOL)
 
 
 def fix_2(ctx):
     # b29 with q, k, v zero-padded to 128 and the softmax scale of the real head dim
-    _grads_match(ctx, *_run(ctx, 104, pad_to=128, old=True))
+    _fa4_releases.grads_match(ctx, *_run(ctx, 104, pad_to=128, old=True), GRAD_TOL)
 
 
 def control(ctx):
     # b29 with head dim 128 (a multiple of 32): no padding, no predicate, no error
-    _grads_match(ctx, *_run(ctx, 128, old=True))
+    _fa4_releases.grads_match(ctx, *_run(ctx, 128, old=True), GRAD_TOL)

@@ -5,7 +5,7 @@ DSLRuntimeError); the installed release and the 4.0.0b4 wheel run the same call,
 flex_attention's own Triton kernel. The source tree and b4 need the DSL of their time, so those
 steps run in a child process (verification/cases/_fa4_releases.py)."""
 
-from verification.cases import _child, _fa4_releases, _venv
+from verification.cases import _fa4_releases, _venv
 
 REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
 TIMEOUT = 900
@@ -42,18 +42,13 @@ print("errkb: ran", flush=True)
 
 def _run(ctx, release=None, flash=True):
     code = CHILD.replace("KERNEL_OPTIONS", repr({"BACKEND": "FLASH"} if flash else None))
-    env = _fa4_releases.child_env(ctx, release, old_dsl=True) if release else None
-    res, saved = _child.run(ctx, code, f"fa4-flex-gqa-{release}-{int(flash)}", env=env, timeout=600)
-    ctx.note(f"flex_attention {'FLASH' if flash else 'default'} backend, {release or 'installed release'}: "
-             + (_venv.last_exception(res.output, 160) if saved is None else "ran")
-             + f" ({_child.printed(res.output, 'errkb: flash_attn.cute from')})")
-    return res, saved
+    return _fa4_releases.run(ctx, code, f"fa4-flex-gqa-{release}-{int(flash)}",
+                             f"flex_attention {'FLASH' if flash else 'default'} backend",
+                             release=release, old_dsl=True)
 
 
 def _matches_reference(ctx, res, saved):
-    if saved is None:
-        ctx.call(_venv.reraise, res.output)
-        raise RuntimeError(f"the child neither ran nor printed an exception: {res.tail(600)}")
+    saved = _fa4_releases.ran(ctx, res, saved)
     t = ctx.torch
     q, k, v = (saved[n].to(ctx.device) for n in ("q", "k", "v"))
     k, v = (x.repeat_interleave(q.shape[1] // x.shape[1], dim=1) for x in (k, v))

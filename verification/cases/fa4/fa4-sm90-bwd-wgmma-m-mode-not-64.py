@@ -3,7 +3,7 @@ MMA ("expects the M-mode to be 64, but got 96"); the installed release (4.0.0b5 
 and so does SDPA. b4 needs the DSL and quack of its time, so its steps run in a child process
 (verification/cases/_fa4_releases.py); gradients are compared with an fp32 reference."""
 
-from verification.cases import _child, _fa4_releases, _venv
+from verification.cases import _fa4_releases, _venv
 
 REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
 TIMEOUT = 900
@@ -44,26 +44,8 @@ print("errkb: ran", flush=True)
 def _run(ctx, head_dim, head_dim_v, how="fa4", release=None):
     code = (CHILD.replace("HEAD_DIM_V", str(head_dim_v)).replace("HEAD_DIM", str(head_dim))
             .replace("CALL", how))
-    env = _fa4_releases.child_env(ctx, release, old_dsl=True) if release else None
-    res, saved = _child.run(ctx, code, f"fa4-sm90-bwd-{head_dim}-{head_dim_v}-{how}-{release}", env=env, timeout=600)
-    ctx.note(f"({head_dim}, {head_dim_v}) {how} on {release or 'the installed release'}: "
-             + (_venv.last_exception(res.output, 160) if saved is None else "ran")
-             + f" ({_child.printed(res.output, 'errkb: flash_attn.cute from')})")
-    return res, saved
-
-
-def _grads_match(ctx, res, saved):
-    if saved is None:
-        ctx.call(_venv.reraise, res.output)
-        raise RuntimeError(f"the child neither ran nor printed an exception: {res.tail(600)}")
-    t = ctx.torch
-    q, k, v = (saved[n].to(ctx.device).requires_grad_() for n in ("q", "k", "v"))
-    scores = t.einsum("bqhd,bkhd->bhqk", q, k) * q.shape[-1] ** -0.5
-    ref = t.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v)
-    ref.backward(saved["do"].to(ctx.device))
-    ctx.close(saved["out"].to(ctx.device), ref.detach(), **GRAD_TOL)
-    for name, x in (("dq", q), ("dk", k), ("dv", v)):
-        ctx.close(saved[name].to(ctx.device), x.grad, **GRAD_TOL)
+    return _fa4_releases.run(ctx, code, f"fa4-sm90-bwd-{head_dim}-{head_dim_v}-{how}-{release}",
+                             f"({head_dim}, {head_dim_v}) {how}", release=release, old_dsl=True)
 
 
 def reproduce(ctx):
@@ -73,14 +55,14 @@ def reproduce(ctx):
 
 def fix_1(ctx):
     # upgrade: the installed release (the payload's, 4.0.0b5 or later) runs the same backward
-    _grads_match(ctx, *_run(ctx, 192, 128))
+    _fa4_releases.grads_match(ctx, *_run(ctx, 192, 128), GRAD_TOL)
 
 
 def fix_2(ctx):
     # SDPA for the same shapes, on the installed torch
-    _grads_match(ctx, *_run(ctx, 192, 128, how="sdpa"))
+    _fa4_releases.grads_match(ctx, *_run(ctx, 192, 128, how="sdpa"), GRAD_TOL)
 
 
 def control(ctx):
     # 4.0.0b4 with head dim 128, the shape its single SM90 backward configuration was tuned for
-    _grads_match(ctx, *_run(ctx, 128, 128, release="4.0.0b4"))
+    _fa4_releases.grads_match(ctx, *_run(ctx, 128, 128, release="4.0.0b4"), GRAD_TOL)
