@@ -11,13 +11,11 @@ record's message when decoding. Fix 1: 0.27.0 (which drops keywords a processor 
 runs the same decode. Fix 4: on 0.20.0, the stock AttnProcessor2_0 on the VAE runs, and its output
 matches the plain AttnProcessor's."""
 
-from verification.cases import _builds as b
-from verification.cases import _venv
+from verification.cases import _diffusers, _venv
 
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
 TIMEOUT = 1500
-HUB = "huggingface_hub<0.26"
 
 DECODE = r'''
 import torch
@@ -35,30 +33,12 @@ print("DECODED", out.flatten()[:64].tolist(), flush=True)
 '''
 
 
-def _diffusers(ctx, env, release: str) -> str:
-    folder = _venv._tmp_root() / f"target-diffusers-{release}"
-    stamp = folder / ".errkb-done"
-    if not stamp.exists():
-        res = env.pip("install", "--target", folder, f"diffusers=={release}", HUB, timeout=900)
-        if res.returncode != 0:
-            ctx.skip(f"could not install diffusers {release}: {res.tail(400)}")
-        stamp.write_text(release)
-    ctx.note(f"diffusers=={release} and {HUB} installed with pip --target")
-    return str(folder)
-
-
 def _decode(ctx, release: str, processor: str):
-    env = b.with_torch(ctx)
-    res = b.run_with_torch(ctx, DECODE.replace("NAME", processor), path=[_diffusers(ctx, env, release)], env=env,
-                           extra_env={"HF_HUB_OFFLINE": "1"})
-    ctx.note(f"diffusers {release}, {processor} on the VAE: "
-             + ("decoded" if "DECODED" in res.output else _venv.last_exception(res.output, 200)))
-    return res
+    return _diffusers.run(ctx, DECODE.replace("NAME", processor), release, f"{processor} on the VAE", "DECODED")
 
 
 def _values(ctx, res) -> list[float]:
-    line = ctx.call(_venv.printed, res, "DECODED")
-    return [float(x) for x in line[len("DECODED "):].strip("[]").split(",")]
+    return _diffusers.printed_values(ctx, res, "DECODED")
 
 
 def reproduce(ctx):
