@@ -170,6 +170,15 @@ def bundled_ptxas(env, name: str = "ptxas") -> str:
     return str(found[0])
 
 
+def outcome(result: dict) -> str:
+    """One line for a step's notes: compiled, the child died (and how), or what it raised."""
+    if result.get("ok"):
+        return "compiled"
+    if result.get("aborted"):
+        return f"the child died: {result['aborted'][:200]}"
+    return "raised " + "; ".join(f"{c['class']}: {c['message'][:120]}" for c in result["chain"])
+
+
 def compile_in(ctx, env, kernel: tuple, cc: int, **extra: str) -> dict:
     """compile_for() of one of the kernels above, by the Python of `env` (a triton_env), with `extra`
     environment variables (TRITON_PTXAS_PATH). A child that dies without answering (LLVM aborts the

@@ -10,7 +10,7 @@ only that Triton wheel. The two lines are read from the child's stderr; the fixe
 to a cubin (Triton's bundled ptxas) without them. Nothing runs, so no numbers are compared."""
 
 from verification.cases import _venv
-from verification.cases.triton._compile import compile_in, compiled, triton_env
+from verification.cases.triton._compile import compile_in, compiled, outcome, triton_env
 
 BACKEND = "triton"
 REQUIRES = {"cuda": False}
@@ -34,21 +34,13 @@ def _clean(ctx, result, what):
         raise Refuted(f"{what}: compiled, but the record's lines are on stderr")
 
 
-def _outcome(result):
-    if result.get("ok"):
-        return "compiled"
-    if result.get("aborted"):
-        return f"the child died: {result['aborted'][:200]}"
-    return "raised " + "; ".join(f"{c['class']}: {c['message'][:120]}" for c in result["chain"])
-
-
 def reproduce(ctx):
     env = triton_env(ctx, OLD)
     fp16 = compile_in(ctx, env, _scores("fp16"), 75)
-    ctx.note(f"the same kernel on fp16 tiles for sm75 with Triton {OLD}: {_outcome(fp16)}; stderr holds: "
+    ctx.note(f"the same kernel on fp16 tiles for sm75 with Triton {OLD}: {outcome(fp16)}; stderr holds: "
              + str(_venv.tool_message(fp16.get("stderr", ""), ctx.record["template"])))
     result = compile_in(ctx, env, _scores("bf16"), 75)
-    ctx.note(f"scores_trans on bf16 tiles for sm75 with Triton {OLD}: {_outcome(result)}")
+    ctx.note(f"scores_trans on bf16 tiles for sm75 with Triton {OLD}: {outcome(result)}")
     ctx.expect_error(_venv.raise_tool_message, "LLVM", result.get("stderr", ""), ctx.record["template"])
 
 
