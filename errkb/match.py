@@ -737,7 +737,7 @@ class MatchIndex:
             ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3),
                                           item[1][4] is None, item[1][4] or 0, item[1][2] != "record",
                                           item[1][3][2][0] if item[0] in wrappers else 0, -item[1][1], item[0]))
-            _narrowest_evidence_first(ranked)
+            _narrowest_evidence_first(ranked, wrappers)
         return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, *_) in ranked[:limit]]
 
     @staticmethod
@@ -751,17 +751,18 @@ class MatchIndex:
                      list(entry.sorted_packages), versions, why, entry.specificity)
 
 
-def _narrowest_evidence_first(ranked: list) -> None:
-    """Of two records ranked at the same score and breadth, the one whose named evidence holds
-    the other's goes first: `xformers/flash_attn_3/_C` names xFormers' copy of FA3, the
-    `flash_attn_3` inside it flash-attn's own."""
+def _narrowest_evidence_first(ranked: list, wrappers) -> None:
+    """Of two records ranked at the same score and breadth (and both wrappers or neither), the one
+    whose named evidence holds the other's goes first: `xformers/flash_attn_3/_C` names xFormers'
+    copy of FA3, the `flash_attn_3` inside it flash-attn's own."""
     if sum(1 for _, held in ranked if held[5]) < 2:
         return
     for j in range(1, len(ranked)):
-        b = ranked[j][1]
+        b_id, b = ranked[j]
         for i in range(j):
-            a = ranked[i][1]
-            if round(a[0], 3) == round(b[0], 3) and a[4] == b[4] and a[5] and b[5] and a[5] != b[5] and a[5] in b[5]:
+            a_id, a = ranked[i]
+            if (round(a[0], 3) == round(b[0], 3) and a[4] == b[4] and (a_id in wrappers) == (b_id in wrappers)
+                    and a[5] and b[5] and a[5] != b[5] and a[5] in b[5]):
                 ranked.insert(i, ranked.pop(j))
                 break
 
