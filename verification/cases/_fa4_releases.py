@@ -56,6 +56,55 @@ def child_env(ctx, release: str, old_dsl: bool = False) -> dict:
     return {"PYTHONPATH": os.pathsep.join(first + paths)}
 
 
+# A child that runs one attention call forward and backward on random bf16 inputs and saves what
+# grads_match reads. ATTENTION is the source of `def attention(q, k, v)` (bshd in, bshd out);
+# FOCUS a regex picking the decisive part of a long diagnostic (None: its first 300 characters).
+GRAD_CHILD = r'''
+import re
+import sys
+import torch
+import flash_attn.cute as cute_pkg
+
+B, S, D, DV, FOCUS = SHAPE_AND_FOCUS
+torch.manual_seed(0)
+q, k = (torch.randn(B, S, 4, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+v = torch.randn(B, S, 4, DV, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+do = torch.randn(B, S, 4, DV, device="cuda", dtype=torch.bfloat16)
+print("errkb: flash_attn.cute from", cute_pkg.__file__, flush=True)
+ATTENTION
+try:
+    out = attention(q, k, v)
+    out.backward(do)
+    torch.cuda.synchronize()
+except Exception as exc:
+    text = " ".join(str(exc).split())  # cutlass-dsl 4.8 wraps its diagnostics over several lines
+    found = re.search(FOCUS, text) if FOCUS else None
+    print(f"errkb: raised {type(exc).__module__}.{type(exc).__name__}", flush=True)
+    print(f"{type(exc).__name__}: {found.group() if found else text[:300]}", flush=True)  # for the step to re-raise
+    sys.exit(1)
+torch.save({n: t.detach().float().cpu() for n, t in
+            {"q": q, "k": k, "v": v, "do": do, "out": out, "dq": q.grad, "dk": k.grad, "dv": v.grad}.items()},
+           sys.argv[1])
+print("errkb: ran", flush=True)
+'''
+
+
+# attention() through the installed (or child-path) flash_attn.cute, as users call it
+FLASH_ATTN_FUNC = r'''
+def attention(q, k, v):
+    from flash_attn.cute import flash_attn_func
+    out = flash_attn_func(q, k, v)
+    return out[0] if isinstance(out, tuple) else out
+'''
+
+
+def grad_child(attention: str, *, batch: int, seqlen: int, head_dim: int, head_dim_v: int | None = None,
+               focus: str | None = None) -> str:
+    """GRAD_CHILD for `attention` (source defining attention(q, k, v)) on (batch, seqlen, 4 heads)."""
+    shape = repr((batch, seqlen, head_dim, head_dim_v or head_dim, focus))
+    return GRAD_CHILD.replace("SHAPE_AND_FOCUS", shape).replace("ATTENTION", attention.strip("\n"))
+
+
 def run(ctx, code: str, name: str, what: str, release: str | None = None, old_dsl: bool = False):
     """Run a case's child script on `release` (None: the installed one) and note what happened;
     returns (the run, what the child saved or None)."""
@@ -76,8 +125,7 @@ def ran(ctx, res, saved):
 
 
 def grads_match(ctx, res, saved, tol: dict) -> None:
-    """The child's dense attention output and q/k/v gradients (bshd, saved as q, k, v, do, out,
-    dq, dk, dv) match an fp32 reference computed here."""
+    """The output and q/k/v gradients a GRAD_CHILD saved match an fp32 reference computed here."""
     saved = ran(ctx, res, saved)
     t = ctx.torch
     q, k, v = (saved[n].to(ctx.device).requires_grad_() for n in ("q", "k", "v"))

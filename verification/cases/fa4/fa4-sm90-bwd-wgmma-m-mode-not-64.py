@@ -9,41 +9,16 @@ REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
 TIMEOUT = 900
 GRAD_TOL = {"atol": 5e-2, "rtol": 5e-2}
 
-CHILD = r'''
-import sys
-import torch
-import flash_attn.cute as cute_pkg
-
-D, DV, HOW = HEAD_DIM, HEAD_DIM_V, "CALL"
-torch.manual_seed(0)
-q, k = (torch.randn(1, 512, 4, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
-v = torch.randn(1, 512, 4, DV, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-do = torch.randn(1, 512, 4, DV, device="cuda", dtype=torch.bfloat16)
-print("errkb: flash_attn.cute from", cute_pkg.__file__, flush=True)
-try:
-    if HOW == "sdpa":
-        out = torch.nn.functional.scaled_dot_product_attention(
-            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)).transpose(1, 2)
-    else:
-        from flash_attn.cute import flash_attn_func
-        out = flash_attn_func(q, k, v)
-        out = out[0] if isinstance(out, tuple) else out
-    out.backward(do)
-    torch.cuda.synchronize()
-except Exception as exc:
-    print(f"errkb: raised {type(exc).__module__}.{type(exc).__name__}", flush=True)
-    print(f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}", flush=True)
-    sys.exit(1)
-torch.save({n: t.detach().float().cpu() for n, t in
-            {"q": q, "k": k, "v": v, "do": do, "out": out, "dq": q.grad, "dk": k.grad, "dv": v.grad}.items()},
-           sys.argv[1])
-print("errkb: ran", flush=True)
+SDPA = r'''
+def attention(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)).transpose(1, 2)
 '''
 
 
 def _run(ctx, head_dim, head_dim_v, how="fa4", release=None):
-    code = (CHILD.replace("HEAD_DIM_V", str(head_dim_v)).replace("HEAD_DIM", str(head_dim))
-            .replace("CALL", how))
+    attention = SDPA if how == "sdpa" else _fa4_releases.FLASH_ATTN_FUNC
+    code = _fa4_releases.grad_child(attention, batch=1, seqlen=512, head_dim=head_dim, head_dim_v=head_dim_v)
     return _fa4_releases.run(ctx, code, f"fa4-sm90-bwd-{head_dim}-{head_dim_v}-{how}-{release}",
                              f"({head_dim}, {head_dim_v}) {how}", release=release, old_dsl=True)
 
