@@ -445,15 +445,8 @@ class MatchIndex:
             hits = self._exact_hits(message_text, paste.text, paste, refused := set())
             top = max([hit[1] for hit in hits], default=0.0)
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
-        if top < 0.9 and (found := self.weighted_candidates.find(message_text, FUZZY_MIN_COVERAGE)):
-            exact = {id(entry) for entry, *_ in hits} | refused
-            tried = [e for i, _ in found[:FUZZY_CANDIDATES] if id(e := self.entries[i]) not in exact]
-            lines = paste.message_lines()[-200:]
-            if listed := _listed_lines(paste.text):
-                lines = [line for line in lines if not _on_a_listed_line(listed, line[0])]
-            # a reworded message answers as a bare site of a package no frame points to only when close
-            hits += [h for h in self._fuzzy(tried, lines) if h[0].record_ids or h[0].packages & paste.packages
-                     or h[1] >= BARE_FUZZY_MIN]
+        if top < 0.9:
+            hits += self._fuzzy_hits(paste, self._fuzzy_lines(paste), {id(entry) for entry, *_ in hits} | refused)
         if notices := [hit[2] for hit in hits if hit[0].notice]:
             hits = _outside_notices(hits, notices, paste.text)
         hits = refusals.weigh_reasons(hits, paste.text)
@@ -485,11 +478,36 @@ class MatchIndex:
                 hit[4].append("the message runs across a line broken inside a word, joined there")
             if joined:
                 return unwrapped, self._rank(joined, unwrapped, limit)
+        # A message quoted in the writer's prose, wrapped between two words by their editor and
+        # often without its final period: only the two lines joined hold enough of it.
+        if wrapped := self._fuzzy_hits(paste, _wrapped_pairs(self._fuzzy_lines(paste)), refused):
+            for hit in wrapped:
+                hit[4].append("the message runs across two lines of prose, joined there")
+            return paste, self._rank(wrapped, paste, limit)
         if cut := self._cut_short(paste):
             return paste, self._rank(cut, paste, limit)
         if cut := self._cut_at_start(paste):
             return paste, self._rank(cut, paste, limit)
         return paste, []
+
+    @staticmethod
+    def _fuzzy_lines(paste: Paste) -> list[tuple[int, str]]:
+        """The lines a reworded message is looked for in: the last 200 message lines, less those
+        of a listing (the lines a tool prints of a file it quotes)."""
+        lines = paste.message_lines()[-200:]
+        if listed := _listed_lines(paste.text):
+            lines = [line for line in lines if not _on_a_listed_line(listed, line[0])]
+        return lines
+
+    def _fuzzy_hits(self, paste: Paste, lines: list[tuple[int, str]], skip: set[int]) -> list[tuple]:
+        """Fuzzy hits on `lines` for the best candidates of the paste's message text, less the
+        entries in `skip` (ids); a reworded message answers as a bare site of a package no frame
+        points to only when close."""
+        if not lines or not (found := self.weighted_candidates.find(paste.message_text, FUZZY_MIN_COVERAGE)):
+            return []
+        tried = [e for i, _ in found[:FUZZY_CANDIDATES] if id(e := self.entries[i]) not in skip]
+        return [h for h in self._fuzzy(tried, lines) if h[0].record_ids or h[0].packages & paste.packages
+                or h[1] >= BARE_FUZZY_MIN]
 
     def _cut_short(self, paste: Paste) -> list[tuple]:
         """A paste that ends inside a message (a truncated log): its last line is the start of
@@ -892,6 +910,18 @@ def _unwrapped(paste: Paste) -> Paste | None:
     ends = [paste.text.count("\n", 0, b) for b in breaks]  # the line each break ends
     info = frozenset(i - sum(1 for e in ends if e < i) for i in paste.info_lines if i not in {e + 1 for e in ends})
     return Paste(paste.original, text, (cut, *paste.cuts), paste.frames, paste.packages, info)
+
+
+def _wrapped_pairs(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Two lines that are one sentence broken between words (a lower-case word or a comma ends
+    the first, a lower-case word starts the next, unindented), joined by a space: a message quoted
+    in the writer's prose and wrapped by their editor scores as a whole only joined. The join has
+    the length of both lines and their break, so its span is the user's text."""
+    return [(offset, f"{line} {after}") for (offset, line), (next_offset, after) in zip(lines, lines[1:])
+            if next_offset == offset + len(line) + 1 and _BETWEEN_WORDS.match(line[-1:] + "\n" + after)]
+
+
+_BETWEEN_WORDS = re.compile(r"[a-z,]\n[a-z][\w.]*[ .,:;)'\"`]")
 
 
 _BARE_ASSERT = re.compile(r"^[ \t]*(assert [^\n]+)\n(?:[ \t]*\^+[ \t]*\n)*(?:\[rank\d+\]:)?[ \t]*AssertionError[ \t]*$", re.M)

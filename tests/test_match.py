@@ -668,3 +668,16 @@ def test_of_two_named_evidences_the_one_holding_the_other_goes_first(index):
     own = f"ImportError: /venv/lib/python3.10/site-packages/flash_attn_3/_C.abi3.so: undefined symbol: {symbol}"
     assert top(index, xformers_copy).id == "xformers-undefined-symbol-torch-abi"
     assert top(index, own).id == "flash-attn-undefined-symbol-torch-abi"
+
+
+def test_a_message_quoted_in_prose_and_wrapped_between_words_matches_as_one_line(index):
+    """A reporter quoting a message in their own sentence wraps it where their editor did and drops
+    its final period (huggingface/parler-tts#228): neither line is the message alone, the two
+    joined are; the span covers both lines of the user's text."""
+    text = ("ValueError: T5EncoderModel does not support an attention implementation through\n"
+            "torch.nn.functional.scaled_dot_product_attention yet`) because the composite model\n")
+    hit = top(index, text)
+    assert hit is not None and hit.id == "transformers-sdpa-unsupported-model"
+    assert text[hit.span[0]:hit.span[1]].endswith("scaled_dot_product_attention yet`) because the composite model")
+    # an indented next line is a new statement, not the rest of the sentence
+    assert top(index, text.replace("\ntorch.nn", "\n    torch.nn")) is None
