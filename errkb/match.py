@@ -41,6 +41,7 @@ MIN_CASELESS_LITERAL = 30  # characters of literal text a match that ignores cas
 CASELESS_PENALTY = 0.05  # its case was changed: a little less sure than an exact match
 MIN_BARE_SITE_WORDS = 3  # fewer words of literal text, and a bare site needs its package in the frames
 MIN_CUT_PREFIX = 24  # characters a cut-off last line needs before its start can name a message
+MIN_VALUE_HEAD = 16  # characters before its first value that an entry's head needs to name a cut line
 MIN_CUT_TAIL_WORDS = 3  # words (the cut one included) a paste's first line, cut inside a word, needs
 MIN_CUT_TAIL_LITERAL = 12  # characters of the message's literal text such a line must still hold
 CUT_SCORE = 0.85  # a message seen only in part: less sure than a whole one
@@ -532,7 +533,33 @@ class MatchIndex:
             if entry.packages & paste.packages or (entry.record_ids and all(r in self.evidence_of for r in entry.record_ids)):
                 why = f"the paste ends inside this message: its first {len(cut)} characters"
                 hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
+        if not hits and paste.packages:
+            hits = self._cut_past_the_head(paste, offset + start, offset + len(line), cut)
         return hits[:MAX_CANDIDATES]
+
+    @cached_property
+    def heads_before_a_value(self) -> dict[str, list[int]]:
+        """Each entry's text up to its first placeholder (at least MIN_VALUE_HEAD characters,
+        blanks collapsed) -> the entries; a head that ends in a blank keeps one."""
+        heads: dict[str, list[int]] = {}
+        for i, entry in enumerate(self.entries):
+            literal, field = templates.parse(entry.template)[0]
+            head = " ".join(literal.split()) + (" " if literal[-1:].isspace() else "")
+            if field is not None and len(head) >= MIN_VALUE_HEAD:
+                heads.setdefault(head, []).append(i)
+        return heads
+
+    def _cut_past_the_head(self, paste: Paste, start: int, end: int, cut: str) -> list[tuple]:
+        """A last line cut off after an entry's head, inside or past its first value (`No operator
+        found for `memory_efficient_`): any text can follow a head there, so the head names the
+        message only when the traceback's frames are in the entry's package; the longest head wins."""
+        for k in range(len(cut), MIN_VALUE_HEAD - 1, -1):
+            entries = [self.entries[i] for i in self.heads_before_a_value.get(cut[:k], ())]
+            if hits := [(entry, entry.exact_score * CUT_SCORE, (start, end), {},
+                         [f"the paste ends inside this message, after its first {k} characters; the frames are in its package"])
+                        for entry in entries if entry.packages & paste.packages]:
+                return hits
+        return []
 
     def _cut_after_frame(self, paste: Paste, offset: int, line: str, m: re.Match[str], cut: str) -> list[tuple]:
         """A message cut off after a few characters, right under the frame that raised it: the

@@ -63,7 +63,8 @@ _CPP_FROM = re.compile(r"Exception raised from \S+ at ([^\s:]+):(\d{1,9})(?!\d)"
 _PACKAGE_HINTS = (
     ("sgl_kernel/", "sglang-kernel"), ("sglang/", "sglang"), ("vllm/", "vllm"), ("flashinfer/", "flashinfer-python"),
     ("flash_attn/cute/", "flash-attn-4"), ("flash_attn", "flash-attn"), ("hopper/", "flash-attn"),
-    ("aten/src/ATen/native/transformers", "pytorch-aten"), ("torch/", "torch"),
+    ("aten/src/ATen/native/transformers", "pytorch-aten"), ("/xformers/", "xformers"), ("/transformers/", "transformers"),
+    ("/diffusers/", "diffusers"), ("/triton/", "triton"), ("torch/", "torch"),
 )
 
 

@@ -681,3 +681,16 @@ def test_a_message_quoted_in_prose_and_wrapped_between_words_matches_as_one_line
     assert text[hit.span[0]:hit.span[1]].endswith("scaled_dot_product_attention yet`) because the composite model")
     # an indented next line is a new statement, not the rest of the sentence
     assert top(index, text.replace("\ntorch.nn", "\n    torch.nn")) is None
+
+
+def test_a_paste_cut_past_a_heads_first_value_answers_only_with_frames_in_its_package(index):
+    """AUTOMATIC1111/stable-diffusion-webui#16490 ends inside xFormers' refusal, past the text
+    before its first value; under frames in xformers/ that head names the message, without them
+    it says too little."""
+    frames = ('  File "/venv/lib/python3.10/site-packages/xformers/ops/fmha/dispatch.py", line 76, in _run_priority_list\n'
+              "    raise NotImplementedError(msg)\n")
+    last = "NotImplementedError: No operator found for `memory_efficient_\n"
+    hit = top(index, f"Traceback (most recent call last):\n{frames}{last}")
+    assert hit is not None and hit.id == "xformers-no-operator-found"
+    assert "after its first" in " ".join(hit.why)
+    assert index.match(last) == []

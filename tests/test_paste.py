@@ -27,6 +27,17 @@ def test_traceback_frames_give_package_evidence_windows_paths_too():
     assert paste.packages == {"flash-attn", "sglang"}
 
 
+def test_frames_in_xformers_transformers_diffusers_and_triton_name_them_and_not_their_namesakes():
+    paste = parse('Traceback (most recent call last):\n'
+                  '  File "/v/site-packages/xformers/ops/fmha/dispatch.py", line 76, in f\n'
+                  '  File "/v/site-packages/transformers/modeling_utils.py", line 5, in g\n'
+                  '  File "/v/site-packages/diffusers/models/attention_processor.py", line 9, in h\n'
+                  '  File "/v/site-packages/triton/compiler/compiler.py", line 2, in i\n'
+                  '  File "/v/site-packages/sentence_transformers/SentenceTransformer.py", line 3, in j\n'
+                  "RuntimeError: x")
+    assert paste.packages == {"xformers", "transformers", "diffusers", "triton"}
+
+
 def test_cpp_exception_location_is_evidence():
     paste = parse("what():  No available kernel.  Aborting execution.\n"
                   "Exception raised from _select_sdp_backend at ../aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:784")
