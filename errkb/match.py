@@ -41,6 +41,7 @@ MIN_CASELESS_LITERAL = 30  # characters of literal text a match that ignores cas
 CASELESS_PENALTY = 0.05  # its case was changed: a little less sure than an exact match
 MIN_BARE_SITE_WORDS = 3  # fewer words of literal text, and a bare site needs its package in the frames
 MIN_CUT_PREFIX = 24  # characters a cut-off last line needs before its start can name a message
+MIN_BARE_CUT = 48  # characters a cut-off last line needs to name one record's message with no frame or evidence
 MIN_VALUE_HEAD = 16  # characters before its first value that an entry's head needs to name a cut line
 MIN_CUT_TAIL_WORDS = 3  # words (the cut one included) a paste's first line, cut inside a word, needs
 MIN_CUT_TAIL_LITERAL = 12  # characters of the message's literal text such a line must still hold
@@ -524,15 +525,21 @@ class MatchIndex:
         cut = " ".join(line[start:].split())
         if len(cut) < MIN_CUT_PREFIX:
             return self._cut_after_frame(paste, offset, line, m, cut) if m and cut else []
-        hits = []
+        hits, begun = [], []
         for head, i in self.heads[bisect_left(self.heads, (cut,)):]:
             if not head.startswith(cut):
                 break
             entry = self.entries[i]
+            begun.append(entry)
             # a record that needs evidence is kept here and judged by it in _rank
             if entry.packages & paste.packages or (entry.record_ids and all(r in self.evidence_of for r in entry.record_ids)):
                 why = f"the paste ends inside this message: its first {len(cut)} characters"
                 hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
+        # a long start that only one record's messages begin with names it without frames
+        if not hits and len(cut) >= MIN_BARE_CUT and len(ids := {r for e in begun for r in e.record_ids}) == 1 \
+                and all(e.record_ids for e in begun):
+            why = f"the paste ends inside this message: its first {len(cut)} characters, which only this record's message begins with"
+            hits = [(e, e.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]) for e in begun]
         if not hits and paste.packages:
             hits = self._cut_past_the_head(paste, offset + start, offset + len(line), cut)
         return hits[:MAX_CANDIDATES]

@@ -694,3 +694,14 @@ def test_a_paste_cut_past_a_heads_first_value_answers_only_with_frames_in_its_pa
     assert hit is not None and hit.id == "xformers-no-operator-found"
     assert "after its first" in " ".join(hit.why)
     assert index.match(last) == []
+
+
+def test_a_long_cut_start_that_only_one_record_begins_with_needs_no_frames(index):
+    """docling-project/docling#1730 ends its log inside transformers' warning, after 76
+    characters, with no traceback: a start that long and only one record's is enough; a short
+    one is not."""
+    long_cut = "INFO:x:y\nYou are attempting to use Flash Attention 2.0 without specifying a torch dtyp\n"
+    hit = top(index, long_cut)
+    assert hit is not None and hit.id == "transformers-flash-attention-without-torch-dtype-warning"
+    assert "only this record's message begins with" in " ".join(hit.why)
+    assert index.match("INFO:x:y\nYou are attempting to use Flash Attention\n") == []
