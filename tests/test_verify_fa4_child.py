@@ -43,10 +43,9 @@ def test_the_child_saves_what_grads_match_reads():
 
 
 def test_every_child_the_cases_render_is_whole_python():
-    m_mode = _case("fa4-sm90-bwd-wgmma-m-mode-not-64")
     preprocess = _case("fa4-bwd-preprocess-pred-shape-head-dim-not-multiple-of-32")
     rendered = [
-        releases.grad_child(m_mode.SDPA, batch=1, seqlen=512, head_dim=192, head_dim_v=128),
+        releases.grad_child(releases.SDPA_FUNC, batch=1, seqlen=512, head_dim=192, head_dim_v=128),
         releases.grad_child(releases.FLASH_ATTN_FUNC, batch=1, seqlen=512, head_dim=192, head_dim_v=128),
         releases.grad_child(preprocess.PADDED.replace("PAD_TO", "128"), batch=2, seqlen=256, head_dim=104,
                             focus=preprocess.PRED),

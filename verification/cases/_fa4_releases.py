@@ -97,6 +97,13 @@ def attention(q, k, v):
     return out[0] if isinstance(out, tuple) else out
 '''
 
+# the same call through PyTorch's SDPA (its layout is (batch, heads, seqlen, dim)): the fix steps' baseline
+SDPA_FUNC = r'''
+def attention(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)).transpose(1, 2)
+'''
+
 
 def grad_child(attention: str, *, batch: int, seqlen: int, head_dim: int, head_dim_v: int | None = None,
                focus: str | None = None) -> str:

@@ -18,15 +18,8 @@ REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
 TIMEOUT = 900
 GRAD_TOL = {"atol": 5e-2, "rtol": 5e-2}
 
-SDPA = r'''
-def attention(q, k, v):
-    return torch.nn.functional.scaled_dot_product_attention(
-        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)).transpose(1, 2)
-'''
-
-
 def _run(ctx, head_dim, how="fa4", release=None):
-    attention = SDPA if how == "sdpa" else _fa4_releases.FLASH_ATTN_FUNC
+    attention = _fa4_releases.SDPA_FUNC if how == "sdpa" else _fa4_releases.FLASH_ATTN_FUNC
     code = _fa4_releases.grad_child(attention, batch=1, seqlen=512, head_dim=head_dim)
     return _fa4_releases.run(ctx, code, f"fa4-invalid-value-{head_dim}-{how}-{release}",
                              f"head dim {head_dim} {how}", release=release, old_dsl=release is not None)

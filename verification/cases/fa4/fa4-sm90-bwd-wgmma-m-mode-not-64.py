@@ -9,15 +9,8 @@ REQUIRES = {"cuda": True, "arch": "sm90", "packages": ["flash_attn.cute"]}
 TIMEOUT = 900
 GRAD_TOL = {"atol": 5e-2, "rtol": 5e-2}
 
-SDPA = r'''
-def attention(q, k, v):
-    return torch.nn.functional.scaled_dot_product_attention(
-        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)).transpose(1, 2)
-'''
-
-
 def _run(ctx, head_dim, head_dim_v, how="fa4", release=None):
-    attention = SDPA if how == "sdpa" else _fa4_releases.FLASH_ATTN_FUNC
+    attention = _fa4_releases.SDPA_FUNC if how == "sdpa" else _fa4_releases.FLASH_ATTN_FUNC
     code = _fa4_releases.grad_child(attention, batch=1, seqlen=512, head_dim=head_dim, head_dim_v=head_dim_v)
     return _fa4_releases.run(ctx, code, f"fa4-sm90-bwd-{head_dim}-{head_dim_v}-{how}-{release}",
                              f"({head_dim}, {head_dim_v}) {how}", release=release, old_dsl=True)
