@@ -536,7 +536,7 @@ class MatchIndex:
                 why = f"the paste ends inside this message: its first {len(cut)} characters"
                 hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
         # a long start that only one record's messages begin with names it without frames
-        if not hits and len(cut) >= MIN_BARE_CUT and len(ids := {r for e in begun for r in e.record_ids}) == 1 \
+        if not hits and len(cut) >= MIN_BARE_CUT and len({r for e in begun for r in e.record_ids}) == 1 \
                 and all(e.record_ids for e in begun):
             why = f"the paste ends inside this message: its first {len(cut)} characters, which only this record's message begins with"
             hits = [(e, e.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]) for e in begun]
