@@ -1,0 +1,80 @@
+"""A torch C++ extension that does not compile, built by torch's own BuildExtension and ninja through
+pip: the wrapper lines every torch source build prints when a compile step fails (ninja's 'FAILED:'
+line, torch's CalledProcessError for the ninja command and its 'Error compiling objects for
+extension', pip's 'Failed to build ...'). Shared by the env-build records whose message is one of
+those wrappers. It builds no flash-attn or xformers kernel: their CUDA compiles need a CUDA torch
+and hours of nvcc; the cases say so."""
+
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from verification.cases import _builds as b
+from verification.cases import _venv
+
+NAME = "errkb-broken-ext"
+SETUP = f'''
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+setup(name="{NAME}", version="0.0.1",
+      ext_modules=[CppExtension("errkb_broken_ext", ["broken.cpp"])],
+      cmdclass={{"build_ext": BuildExtension}})
+'''
+SOURCE = "int errkb_answer() { return value_that_is_not_declared; }\n"
+
+_runs: dict = {}
+
+
+def build(ctx, max_jobs: str | None = None) -> _venv.Run:
+    """`pip install -v --no-build-isolation --no-deps .` of the broken one-file CppExtension in
+    b.with_cpu_torch() (MAX_JOBS=`max_jobs` when given); one run per MAX_JOBS value and process."""
+    if max_jobs in _runs:
+        return _runs[max_jobs]
+    env = b.with_cpu_torch(ctx)
+    for note in env.notes:
+        ctx.note(note)
+    if not _runs:
+        ctx.note(f"torch {env.version('torch')}, ninja {env.version('ninja')} (PyPI wheel), "
+                 f"setuptools {env.version('setuptools')}, pip {env.version('pip')}")
+    project = Path(tempfile.mkdtemp(prefix="errkb-torch-ext-", dir=_venv._tmp_root()))
+    (project / "setup.py").write_text(SETUP)
+    (project / "broken.cpp").write_text(SOURCE)
+    extra = {"MAX_JOBS": max_jobs} if max_jobs else {}
+    res = _venv.run([env.python, "-m", "pip", "install", "-v", "--no-build-isolation", "--no-deps", "."],
+                    cwd=project, timeout=600, env=_venv.tool_env(VIRTUAL_ENV=str(env.path), **extra))
+    ctx.note(f"pip install -v --no-build-isolation . of a one-file CppExtension ({NAME}) that does not compile"
+             + (f", MAX_JOBS={max_jobs}" if max_jobs else "") + f": exit status {res.returncode}")
+    _runs[max_jobs] = res
+    return res
+
+
+def line_no(lines: list[str], pattern: str) -> int:
+    return next((i for i, ln in enumerate(lines) if re.search(pattern, ln)), -1)
+
+
+def grep(res: _venv.Run, *args: str) -> list[str]:
+    """The fix's `grep <args> build.log`, run on the build's output written to a file."""
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False, dir=_venv._tmp_root()) as log:
+        log.write(res.output)
+    return subprocess.run(["grep", *args, log.name], capture_output=True, text=True).stdout.splitlines()
+
+
+def grep_fix(ctx, *args: str) -> None:
+    """A 'find the first real error above the traceback' fix: the fix's grep over the build log shows
+    the failed step and the compiler's error, and MAX_JOBS=1 reaches ninja as '-j 1'."""
+    from errkb.verify.case import Refuted
+
+    shown = grep(build(ctx), *args)
+    ctx.note(f"grep {' '.join(args[:-1])} {args[-1]!r}: " + " | ".join(s[:140] for s in shown[:4]))
+    failed = next((i for i, s in enumerate(shown) if "FAILED:" in s), None)
+    error = next((i for i, s in enumerate(shown) if "error:" in s and "FAILED:" not in s), None)
+    if failed is None or error is None:
+        ctx.observed = {"class": None, "message": None, "grep": shown}
+        raise Refuted("the grep does not show the failed step and the compiler's error")
+    one = build(ctx, "1")
+    ninja_cmd = [ln.strip() for ln in one.output.splitlines() if "CalledProcessError: Command '['ninja'" in ln]
+    ctx.note(f"with MAX_JOBS=1: {ninja_cmd[:1]}")
+    if not ninja_cmd or "'-j', '1'" not in ninja_cmd[0]:
+        ctx.observed = {"class": None, "message": None, "ninja": ninja_cmd[:1]}
+        raise Refuted("MAX_JOBS=1 did not reach ninja as -j 1")

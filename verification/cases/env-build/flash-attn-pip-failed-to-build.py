@@ -1,0 +1,44 @@
+"""pip's summary line 'Failed to build <name>' after a failed wheel build, printed after the build's
+own output (pip 26.3 with -v: the compiler error, ninja's and torch's exceptions, pip's box and
+'ERROR: Failed building wheel for <name>') and before pip's closing error ('Failed to build installable
+wheels ...' in pip 24.1 and later).
+
+Shown with pip 26.3 building a one-file torch C++ extension that does not compile
+(verification/cases/_torch_ext.py: torch 2.13.0+cpu, ninja 1.13.2, --no-build-isolation), so the line
+names that project ('Failed to build errkb-broken-ext'), not flash-attn: flash-attn's compile needs a
+CUDA torch and hours of nvcc. The older pips the record lists and flash-attn's setup.py lines were read,
+not run. Fix 1: the fix's grep -m5 shows the compiler's error and the FAILED step among its lines,
+ahead of pip's summary. Fix 2 needs flash-attn's GitHub release wheels."""
+
+from errkb.verify.case import Refuted
+from verification.cases import _torch_ext as t
+from verification.cases import _venv
+
+BACKEND = "env-build"
+REQUIRES = {"cuda": False}
+TIMEOUT = 900
+
+
+def reproduce(ctx):
+    res = t.build(ctx)
+    lines = res.output.splitlines()
+    error, building = t.line_no(lines, r"error:"), t.line_no(lines, r"ERROR: Failed building wheel for ")
+    summary, closing = t.line_no(lines, r"^Failed to build "), t.line_no(lines, r"Failed to build installable wheels")
+    ctx.note(f"line numbers: compiler error {error}, 'ERROR: Failed building wheel' {building}, summary {summary}, "
+             f"closing error {closing}" + (f"; the line: {lines[summary].strip()!r}" if summary >= 0 else ""))
+    if summary >= 0 and not (0 <= error < building < summary < closing):
+        ctx.observed = {"class": None, "message": lines[summary].strip(), "order": [error, building, summary, closing]}
+        raise Refuted("pip's summary line is not between the build's output and its closing error")
+    ctx.expect_error(_venv.raise_tool_message, "pip", lines[summary] if summary >= 0 else "", ctx.record["template"])
+
+
+def fix_1(ctx):
+    shown = t.grep(t.build(ctx), "-n", "-m5", "-E", "error|Error|FAILED|Killed")
+    ctx.note("grep -n -m5: " + " | ".join(s[:140] for s in shown))
+    if not any("FAILED:" in s for s in shown) or not any("error:" in s and "FAILED:" not in s for s in shown):
+        ctx.observed = {"class": None, "message": None, "grep": shown}
+        raise Refuted("the grep's five lines do not show the failed step and the compiler's error")
+
+
+def fix_2(ctx):
+    ctx.skip("installs a flash-attn release wheel from its GitHub releases for a CUDA torch (not reachable here)")
