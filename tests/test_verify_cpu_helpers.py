@@ -114,3 +114,32 @@ def test_torch_pin_reads_the_exact_pin_only():
     assert xf.torch_pin(["torch>=2.7"]) is None
     assert xf.torch_pin(["torch==2.2.0; extra == 'dev'"]) is None
     assert xf.torch_pin(None) is None
+
+
+# ---------------------------------------------------------------- torch extension build log
+torch_ext = import_module("verification.cases._torch_ext")
+_venv = import_module("verification.cases._venv")
+
+BUILD_LOG = """[1/1] c++ -c broken.cpp -o broken.o
+FAILED: /tmp/x/build/broken.o
+c++ -c broken.cpp
+broken.cpp:1:31: error: 'value_that_is_not_declared' was not declared in this scope
+ninja: build stopped: subcommand failed.
+subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.
+RuntimeError: Error compiling objects for extension
+"""
+
+
+def test_a_wrapper_line_counts_only_where_a_failed_build_prints_it():
+    ctx = _ctx()
+    lines = torch_ext.lines_in_order(ctx, _venv.Run([], 1, BUILD_LOG), "RuntimeError")
+    assert lines == BUILD_LOG.splitlines()
+    order = (torch_ext.FAILED, torch_ext.COMPILER_ERROR, torch_ext.NINJA_STOPPED, torch_ext.NINJA_CALLED)
+    torch_ext.lines_in_order(ctx, _venv.Run([], 1, BUILD_LOG), "ninja's line", order)
+    # torch's exception printed before the step that failed: not the log of a failed build
+    moved = BUILD_LOG.replace("RuntimeError: Error compiling objects for extension\n", "")
+    moved = "RuntimeError: Error compiling objects for extension\n" + moved
+    with pytest.raises(Refuted):
+        torch_ext.lines_in_order(_ctx(), _venv.Run([], 1, moved), "RuntimeError")
+    # no record line at all is left to the step's expect_error
+    torch_ext.lines_in_order(_ctx(), _venv.Run([], 1, "FAILED: x.o\n"), "RuntimeError")

@@ -540,3 +540,19 @@ def recipe_parts(ctx, res: _venv.Run) -> None:
     ctx.note(f"{len(nvcc)} nvcc command(s) printed, each with -gencode {archs[0]} only")
     ctx.note("the grep's first lines: " + " | ".join(h[:160] for h in hits[:3]))
     ctx.note(f"the build ended on {_venv.last_exception(res.output, 120)}")
+
+
+def pip_tags_fix(ctx, listed: str, absent: str) -> None:
+    """The fix that reads `pip debug --verbose`: in a fresh pip (PIP) the compatible tags hold
+    `listed` and nothing with `absent`, which is why pip calls the wheel unsupported here."""
+    env = _venv.venv(ctx, "fresh-" + PIP, pip=PIP)
+    res = env.pip("debug", "--verbose", timeout=120)
+
+    def tags_explain():
+        tags = res.output.split("Compatible tags", 1)[-1]
+        if listed not in tags or absent in tags:
+            raise AssertionError(f"unexpected compatible tags: {tags[:600]}")
+        ctx.note(f"pip debug: {listed} listed, no {absent}")
+
+    ctx.call(tags_explain)
+

@@ -53,6 +53,35 @@ def line_no(lines: list[str], pattern: str) -> int:
     return next((i for i, ln in enumerate(lines) if re.search(pattern, ln)), -1)
 
 
+# The lines a failed torch extension build prints, in the order it prints them (name, first match).
+FAILED = ("FAILED", r"^\s*FAILED: ")
+COMPILER_ERROR = ("compiler error", r"error:")
+NINJA_STOPPED = ("ninja's line", r"ninja: build stopped: subcommand failed\.")
+NINJA_CALLED = ("CalledProcessError", r"CalledProcessError: Command '\['ninja'")
+COMPILING = ("RuntimeError", r"RuntimeError: Error compiling objects for extension")
+TORCH_BUILD = (FAILED, COMPILER_ERROR, NINJA_CALLED, COMPILING)
+FIX_GREP = ("-n", "-m", "10", "-E", r"FAILED:|error|Killed|died due to")  # the fixes' `grep ... build.log`
+XFORMERS_FIX_GREP = ("-n", "-m", "20", "-E", r"FAILED:|error|Killed|died due to|Filename longer")  # xFormers' records
+
+
+def lines_in_order(ctx, res: _venv.Run, subject: str, order=TORCH_BUILD) -> list[str]:
+    """The build's output lines, once the record's line (`subject`, a name in `order`) is known to
+    sit where a real build prints it: each of `order`'s patterns first matches a later line than
+    the one before. Refuted otherwise; a missing record line is left to the step's expect_error."""
+    from errkb.verify.case import Refuted
+
+    lines = res.output.splitlines()
+    found = {name: line_no(lines, pattern) for name, pattern in order}
+    at = found[subject]
+    ctx.note("line numbers: " + ", ".join(f"{name} {i}" for name, i in found.items())
+             + (f"; the line: {lines[at].strip()[:200]!r}" if at >= 0 else ""))
+    numbers = list(found.values())
+    if at >= 0 and not (numbers[0] >= 0 and all(a < b for a, b in zip(numbers, numbers[1:]))):
+        ctx.observed = {"class": None, "message": lines[at].strip(), "order": numbers}
+        raise Refuted(f"the {subject} line is not where a failed build prints it ({' < '.join(found)})")
+    return lines
+
+
 def grep(res: _venv.Run, *args: str) -> list[str]:
     """The fix's `grep <args> build.log`, run on the build's output written to a file."""
     with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False, dir=_venv._tmp_root()) as log:
@@ -78,3 +107,28 @@ def grep_fix(ctx, *args: str) -> None:
     if not ninja_cmd or "'-j', '1'" not in ninja_cmd[0]:
         ctx.observed = {"class": None, "message": None, "ninja": ninja_cmd[:1]}
         raise Refuted("MAX_JOBS=1 did not reach ninja as -j 1")
+
+
+def expect_wrapper(ctx, subject: str, error_class: str, max_jobs: str | None = None) -> None:
+    """A reproduce step for a record whose message is torch's exception `subject` (a name in
+    TORCH_BUILD) of class `error_class`: it must sit where a failed build prints it."""
+    res = build(ctx, max_jobs)
+    lines_in_order(ctx, res, subject)
+    ctx.expect_error(_venv.reraise, res.output, ctx.record["template"], error_class)
+
+
+def skipped(reason: str):
+    """A fix step that cannot run on this machine: skipped, with `reason`."""
+    def step(ctx):
+        ctx.skip(reason)
+    return step
+
+
+# the fixes these records share that need what this machine lacks
+FLASH_ATTN_WHEEL = skipped("installs a release wheel from flash-attn's GitHub releases for a CUDA torch (not reachable here)")
+FLASH_ATTN_JOBS = skipped("fewer MAX_JOBS/NVCC_THREADS matter for nvcc compiling flash-attn's kernels (a CUDA build)")
+FLASH_ATTN_ARCHS = skipped("FLASH_ATTN_CUDA_ARCHS and CUDA_HOME act on nvcc compiling flash-attn's kernels (a CUDA build)")
+XFORMERS_WHEEL = skipped("installs xformers' wheel with a CUDA torch from PyTorch's cu128 index (no CUDA torch here)")
+XFORMERS_CUDA_BUILD = skipped("TORCH_CUDA_ARCH_LIST, MAX_JOBS and a matching nvcc act on compiling xformers' CUDA "
+                              "kernels (a CUDA build)")
+

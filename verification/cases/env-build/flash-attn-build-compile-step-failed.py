@@ -9,7 +9,6 @@ objects, whose nvcc compile needs a CUDA torch and hours. Fix 1: the fix's grep 
 and the compiler error; MAX_JOBS=1 reaches ninja as -j 1. Fixes 2-3 need flash-attn's GitHub release
 wheels or a CUDA build."""
 
-from errkb.verify.case import Refuted
 from verification.cases import _torch_ext as t
 from verification.cases import _venv
 
@@ -19,25 +18,15 @@ TIMEOUT = 900
 
 
 def reproduce(ctx):
-    res = t.build(ctx)
-    lines = res.output.splitlines()
-    failed, error = t.line_no(lines, r"^\s*FAILED: "), t.line_no(lines, r"error:")
-    called = t.line_no(lines, r"CalledProcessError: Command '\['ninja'")
-    runtime = t.line_no(lines, r"RuntimeError: Error compiling objects for extension")
-    ctx.note(f"line numbers: FAILED {failed}, compiler error {error}, CalledProcessError {called}, RuntimeError {runtime}"
-             + (f"; the line: {lines[failed].strip()[:200]!r}" if failed >= 0 else ""))
-    if failed >= 0 and not (failed < error < called < runtime):
-        ctx.observed = {"class": None, "message": lines[failed].strip(), "order": [failed, error, called, runtime]}
-        raise Refuted("the FAILED line is not followed by the compiler error and then torch's exceptions")
+    lines = t.lines_in_order(ctx, t.build(ctx), "FAILED")
     ctx.expect_error(_venv.raise_tool_message, "ninja", "\n".join(ln.strip() for ln in lines), ctx.record["template"])
 
 
 def fix_1(ctx):
-    t.grep_fix(ctx, "-n", "-m", "10", "-E", r"FAILED:|error|Killed|died due to")
+    t.grep_fix(ctx, *t.FIX_GREP)
 
 
-def fix_2(ctx):
-    ctx.skip("installs a release wheel from flash-attn's GitHub releases for a CUDA torch (not reachable here)")
+fix_2 = t.FLASH_ATTN_WHEEL
 
 
 def fix_3(ctx):

@@ -9,41 +9,21 @@ not with flash-attn: its CUDA kernels need a CUDA torch and hours of nvcc. The r
 specifics were read, not run. Fix 1: the fix's grep shows the FAILED line and the compiler error;
 MAX_JOBS=1 reaches ninja as -j 1. Fixes 2-4 need flash-attn's GitHub release wheels or a CUDA build."""
 
-from errkb.verify.case import Refuted
 from verification.cases import _torch_ext as t
-from verification.cases import _venv
 
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
 TIMEOUT = 900
-FIX_GREP = ("-n", "-m", "10", "-E", r"FAILED:|error|Killed|died due to")
 
 
 def reproduce(ctx):
-    res = t.build(ctx)
-    lines = res.output.splitlines()
-    failed, error = t.line_no(lines, r"^\s*FAILED: "), t.line_no(lines, r"error:")
-    called = t.line_no(lines, r"CalledProcessError: Command '\['ninja'")
-    runtime = t.line_no(lines, r"RuntimeError: Error compiling objects for extension")
-    ctx.note(f"line numbers: FAILED {failed}, compiler error {error}, CalledProcessError {called}, RuntimeError {runtime}"
-             + (f"; the line: {lines[runtime].strip()!r}" if runtime >= 0 else ""))
-    if runtime >= 0 and not (0 <= failed < called < runtime and 0 <= error < called):
-        ctx.observed = {"class": None, "message": lines[runtime].strip(), "order": [failed, error, called, runtime]}
-        raise Refuted("the RuntimeError does not follow the failed step, the compiler error and ninja's CalledProcessError")
-    ctx.expect_error(_venv.reraise, res.output, ctx.record["template"], "RuntimeError")
+    t.expect_wrapper(ctx, "RuntimeError", "RuntimeError")
 
 
 def fix_1(ctx):
-    t.grep_fix(ctx, *FIX_GREP)
+    t.grep_fix(ctx, *t.FIX_GREP)
 
 
-def fix_2(ctx):
-    ctx.skip("installs a release wheel from flash-attn's GitHub releases for a CUDA torch (not reachable here)")
-
-
-def fix_3(ctx):
-    ctx.skip("fewer MAX_JOBS/NVCC_THREADS matter for nvcc compiling flash-attn's kernels (a CUDA build)")
-
-
-def fix_4(ctx):
-    ctx.skip("FLASH_ATTN_CUDA_ARCHS and CUDA_HOME act on nvcc compiling flash-attn's kernels (a CUDA build)")
+fix_2 = t.FLASH_ATTN_WHEEL
+fix_3 = t.FLASH_ATTN_JOBS
+fix_4 = t.FLASH_ATTN_ARCHS

@@ -17,18 +17,13 @@ from verification.cases import _venv
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
 TIMEOUT = 900
+ORDER = (t.COMPILER_ERROR, ("pip's wheel error", r"ERROR: Failed building wheel for "),
+         ("summary", r"^Failed to build "), ("closing error", r"Failed to build installable wheels"))
 
 
 def reproduce(ctx):
-    res = t.build(ctx)
-    lines = res.output.splitlines()
-    error, building = t.line_no(lines, r"error:"), t.line_no(lines, r"ERROR: Failed building wheel for ")
-    summary, closing = t.line_no(lines, r"^Failed to build "), t.line_no(lines, r"Failed to build installable wheels")
-    ctx.note(f"line numbers: compiler error {error}, 'ERROR: Failed building wheel' {building}, summary {summary}, "
-             f"closing error {closing}" + (f"; the line: {lines[summary].strip()!r}" if summary >= 0 else ""))
-    if summary >= 0 and not (0 <= error < building < summary < closing):
-        ctx.observed = {"class": None, "message": lines[summary].strip(), "order": [error, building, summary, closing]}
-        raise Refuted("pip's summary line is not between the build's output and its closing error")
+    lines = t.lines_in_order(ctx, t.build(ctx), "summary", ORDER)
+    summary = t.line_no(lines, r"^Failed to build ")
     ctx.expect_error(_venv.raise_tool_message, "pip", lines[summary] if summary >= 0 else "", ctx.record["template"])
 
 
@@ -40,5 +35,4 @@ def fix_1(ctx):
         raise Refuted("the grep's five lines do not show the failed step and the compiler's error")
 
 
-def fix_2(ctx):
-    ctx.skip("installs a flash-attn release wheel from its GitHub releases for a CUDA torch (not reachable here)")
+fix_2 = t.FLASH_ATTN_WHEEL

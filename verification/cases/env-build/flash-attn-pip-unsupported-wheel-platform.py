@@ -55,16 +55,7 @@ def reproduce(ctx):
 
 
 def fix_1(ctx):
-    env = _venv.venv(ctx, "fresh-" + b.PIP, pip=b.PIP)
-    res = env.pip("debug", "--verbose", timeout=120)
-
-    def tags_explain():
-        tags = res.output.split("Compatible tags", 1)[-1]
-        if f"cp{PY}-cp{PY}-linux_x86_64" not in tags or f"py{PY}-cp{PY}" in tags:
-            raise AssertionError(f"unexpected compatible tags: {tags[:600]}")
-        ctx.note(f"pip debug: cp{PY}-cp{PY}-linux_x86_64 listed, no py{PY}-cp{PY} pair")
-
-    ctx.call(tags_explain)
+    b.pip_tags_fix(ctx, listed=f"cp{PY}-cp{PY}-linux_x86_64", absent=f"py{PY}-cp{PY}")
 
 
 def fix_2(ctx):

@@ -9,9 +9,7 @@ specifics (setup.py, TORCH_CUDA_ARCH_LIST, the wheels' torch pins) were read, no
 Fix 1: the fix's grep shows the FAILED line and the compiler error; MAX_JOBS=1 reaches ninja as -j 1.
 Fixes 2-3 need a CUDA torch with its xformers wheel, or a CUDA build."""
 
-from errkb.verify.case import Refuted
 from verification.cases import _torch_ext as t
-from verification.cases import _venv
 
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
@@ -19,24 +17,12 @@ TIMEOUT = 900
 
 
 def reproduce(ctx):
-    res = t.build(ctx)
-    lines = res.output.splitlines()
-    failed, called = t.line_no(lines, r"^\s*FAILED: "), t.line_no(lines, r"CalledProcessError: Command '\['ninja'")
-    runtime = t.line_no(lines, r"RuntimeError: Error compiling objects for extension")
-    ctx.note(f"line numbers: FAILED {failed}, CalledProcessError {called}, RuntimeError {runtime}")
-    if called >= 0 and not (0 <= failed < called < runtime):
-        ctx.observed = {"class": None, "message": lines[called].strip(), "order": [failed, called, runtime]}
-        raise Refuted("the CalledProcessError is not between the failed step and torch's RuntimeError")
-    ctx.expect_error(_venv.reraise, res.output, ctx.record["template"], "CalledProcessError")
+    t.expect_wrapper(ctx, "CalledProcessError", "CalledProcessError")
 
 
 def fix_1(ctx):
-    t.grep_fix(ctx, "-n", "-m", "20", "-E", r"FAILED:|error|Killed|died due to|Filename longer")
+    t.grep_fix(ctx, *t.XFORMERS_FIX_GREP)
 
 
-def fix_2(ctx):
-    ctx.skip("installs xformers' wheel with a CUDA torch from PyTorch's cu128 index (no CUDA torch here)")
-
-
-def fix_3(ctx):
-    ctx.skip("TORCH_CUDA_ARCH_LIST, MAX_JOBS and a matching nvcc act on compiling xformers' CUDA kernels (a CUDA build)")
+fix_2 = t.XFORMERS_WHEEL
+fix_3 = t.XFORMERS_CUDA_BUILD
