@@ -15,6 +15,8 @@ _FORMATTER = string.Formatter()
 # pattern free of catastrophic backtracking on long pasted logs.
 _VALUE = r".{0,2048}?"
 _SPACE = re.compile(r"\s+")
+QUOTES = "`'\""
+_ANY_QUOTE = "[`'\"]?+"  # possessive: a quote there is taken and never given back
 MAX_VALUE_STEPS = 512  # characters or blank runs in one value of a search pattern
 
 
@@ -75,7 +77,14 @@ def _literal_regex(literal: str, possessive: bool = False) -> str:
     # Whitespace drifts when messages are wrapped or logged: any run matches any run.
     # Possessive runs (search patterns) never give characters back, so long runs of
     # blanks cannot multiply the work.
-    return (r"\s++" if possessive else r"\s+").join(re.escape(chunk) for chunk in _SPACE.split(literal))
+    return (r"\s++" if possessive else r"\s+").join(_chunk_regex(chunk) for chunk in _SPACE.split(literal))
+
+
+def _chunk_regex(chunk: str) -> str:
+    """A literal chunk, where a quote may be retyped as another kind or lost: a backtick quoted
+    name comes back in single quotes when a user retypes it, and without any once an issue
+    tracker's Markdown has rendered it as code."""
+    return "".join(_ANY_QUOTE if c in QUOTES else re.escape(c) for c in chunk)
 
 
 @lru_cache(maxsize=None)
@@ -170,10 +179,17 @@ class Finder:
             first_literal, self.after_value = parts[1][0], True  # a leading value: one token
         chunks = [c for c in _SPACE.split(first_literal) if c]
         self.at_lead = False  # whether a match starts right at its lead, as most do
+        self.quotes_before = 0  # quotes the lead starts with, which a paste may have retyped or lost
         if chunks:
-            self.lead = chunks[0]
             self.blank_first = first_literal[0].isspace()
             self.at_lead = not self.after_value and not self.blank_first
+            lead = chunks[0]
+            if any(c in QUOTES for c in lead):  # look up the text before its first quote instead
+                self.quotes_before = len(lead) - len(lead.lstrip(QUOTES))
+                lead = re.split(f"[{re.escape(QUOTES)}]", lead[self.quotes_before:])[0]
+                if not self.at_lead:  # the start would move with the quotes: no lead
+                    lead = ""
+            self.lead = lead
 
     def search(self, text: str) -> re.Match[str] | None:
         if not self.lead:
@@ -185,7 +201,7 @@ class Finder:
         if self.at_lead:  # the match starts at an occurrence of the lead: try each in turn
             match = self.pattern.match
             for _ in range(self.MAX_LEADS):
-                if m := match(text, q):
+                if m := match(text, self._before_quotes(text, q)):
                     return m
                 q = text.find(lead, q + 1)
                 if q < 0:
@@ -205,6 +221,14 @@ class Finder:
                 tried = start
             q = text.find(self.lead, q + 1)
         return None
+
+    def _before_quotes(self, text: str, q: int) -> int:
+        """Where a match whose lead (after its leading quotes) is at q starts: before the quotes
+        the paste kept there, of whatever kind."""
+        for _ in range(self.quotes_before):
+            if q > 0 and text[q - 1] in QUOTES:
+                q -= 1
+        return q
 
     def _start(self, text: str, q: int) -> int | None:
         """Where a match whose lead is at q must start; -1 where none can, None when unsure."""

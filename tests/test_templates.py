@@ -23,6 +23,17 @@ def test_whitespace_runs_are_equivalent():
     assert templates.fullmatch("a  b {x}", "a b\tc") == {"x": "c"}
 
 
+def test_a_quote_may_be_retyped_or_lost():
+    # xFormers prints the hint in backticks; users retype it in single quotes, and an issue
+    # tracker's Markdown renders it as code, without any
+    template = "No such operator {op} - did you forget to build xformers with `python setup.py develop`?"
+    for hint in ("`python setup.py develop`", "'python setup.py develop'", "python setup.py develop"):
+        text = f"RuntimeError: No such operator xformers::efficient_attention_forward_cutlass - did you forget to build xformers with {hint}?"
+        assert templates.Finder(template).search(text) is not None, hint
+        assert templates.fullmatch(template, text.split(": ", 1)[1]) is not None, hint
+    assert templates.fullmatch(template, "No such operator x - did you forget to build xformers with 'pip install'?") is None
+
+
 def test_repeated_placeholder_reuses_the_name():
     assert templates.fullmatch("{x} and {x}", "1 and 1") == {"x": "1"}
 
