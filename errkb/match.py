@@ -387,9 +387,11 @@ class MatchIndex:
 
     @cached_property
     def evidence_breadth(self) -> dict[str, int]:
-        """How many packages each record's evidence names: a record about one library is more
-        specific than a generic one listing many (ranking's tie-break)."""
-        return {rid: len({e.package for e in refs}) for rid, refs in self.evidence_of.items()}
+        """How many packages each record's evidence names, with the libraries whose failing files
+        it covers (`failing_file`): a record about one library is more specific than a generic
+        one listing many (ranking's tie-break)."""
+        files = self.file_evidence_of
+        return {rid: len({e.package for e in (*refs, *files.get(rid, ()))}) for rid, refs in self.evidence_of.items()}
 
     @classmethod
     def assemble(cls, entries: Sequence[Entry], evidence_of: dict[str, tuple[EvidenceRef, ...]],

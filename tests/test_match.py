@@ -386,8 +386,11 @@ def test_a_record_with_failing_file_stays_out_of_another_librarys_extension(inde
               "ImportError: anaconda2/lib/python2.7/site-packages/torch/lib/libtorch.so.1: "]
     for line in others:
         assert "torch-extension-undefined-symbol" not in [m.id for m in index.match(line + symbol)]
-    ours = top(index, "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.cpython-310-x86_64-linux-gnu.so: " + symbol)
-    assert ours.id == "torch-extension-undefined-symbol" and "the file that failed is vllm's (vllm)" in ours.why
+    got = index.match("ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.cpython-310-x86_64-linux-gnu.so: " + symbol)
+    # vLLM's own record answers first (it is about one library); the generic one follows, saying whose file failed
+    assert got[0].id == "vllm-undefined-symbol-torch-abi"
+    ours = next(m for m in got if m.id == "torch-extension-undefined-symbol")
+    assert "the file that failed is vllm's (vllm)" in ours.why
     assert top(index, symbol).id == "torch-extension-undefined-symbol"  # no file named: answered as before
     quoted = "WARNING x] Failed to import from vllm._core_C with ImportError('/opt/x/vllm/_core_C.abi3.so: undefined"
     assert match._file_named_before(quoted, quoted.index("undefined")) == "ImportError('/opt/x/vllm/_core_C.abi3.so"
@@ -668,6 +671,16 @@ def test_of_two_named_evidences_the_one_holding_the_other_goes_first(index):
     own = f"ImportError: /venv/lib/python3.10/site-packages/flash_attn_3/_C.abi3.so: undefined symbol: {symbol}"
     assert top(index, xformers_copy).id == "xformers-undefined-symbol-torch-abi"
     assert top(index, own).id == "flash-attn-undefined-symbol-torch-abi"
+
+
+def test_a_library_record_goes_before_the_generic_record_of_every_library_s_failing_file(index):
+    # the generic torch-extension record names torch's symbol namespace as its evidence and covers
+    # the failing files of eight libraries; xFormers' own record names xFormers' file: at the same
+    # score the one about one library answers first (TheLastBen/fast-stable-diffusion#921)
+    line = ("/usr/local/lib/python3.8/dist-packages/xformers/_C.so: undefined symbol: "
+            "_ZNK3c104impl13OperatorEntry20reportSignatureErrorENS0_12CppSignatureE")
+    got = [m.id for m in index.match(line, limit=3)]
+    assert got[:2] == ["xformers-undefined-symbol-torch-abi", "torch-extension-undefined-symbol"], got
 
 
 def test_a_message_quoted_in_prose_and_wrapped_between_words_matches_as_one_line(index):
