@@ -53,6 +53,7 @@ _ERROR_CLASS = re.compile(r"\s*([\w.]*(?:Error|Exception|Warning))\s*:\s*")
 _LAST_FRAME = re.compile(r'File "([^"\n]+)", line \d+, in (\w+)[^\n]*\n(?:[ \t]*(?![ \t]|File ")[^\n]*\n){0,3}\Z')  # log prefixes may take the indent
 _NUMBERED = re.compile(r"\b\d+\.(?:\d+|x)\b")  # a version or an arch ("SM 10.x", "8.0") pins a message down too
 _LEADING_WORD = re.compile(r"^\w+")
+_QUOTED_NAME = re.compile(r"'\w+'|\"\w+\"")
 _TRAILING_WORD = re.compile(r"\w+\Z")
 # Messages (placeholders and quotes removed) whose words do not say which library raised them:
 # Python's own, re-raised word for word, and the input checks every CUDA extension writes.
@@ -95,9 +96,10 @@ _DUNDER_CALL = re.compile(r"\.?__\w+__\(\)")
 
 
 def _skeleton(literal: str) -> str:
-    """The literal text without quotes, and without a dunder method's name (`{cls}.__init__()
-    takes ...` is Python's own wording for any class's constructor)."""
-    return " ".join(_DUNDER_CALL.sub(" ", literal).replace("'", " ").replace('"', " ").split())
+    """The literal text without quotes or a name quoted in it (`'tuple' object has no attribute`
+    is Python's wording for any type, whichever a package wrote in), and without a dunder
+    method's name (`{cls}.__init__() takes ...` is Python's own wording for any class's constructor)."""
+    return " ".join(_QUOTED_NAME.sub(" ", _DUNDER_CALL.sub(" ", literal)).replace("'", " ").replace('"', " ").split())
 
 
 def words(text: str) -> set[str]:

@@ -400,6 +400,16 @@ def test_a_record_with_failing_file_stays_out_of_another_librarys_extension(inde
     assert match._file_named_before(lmcache + symbol, len(lmcache)) == "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so"
 
 
+def test_python_s_own_wording_with_a_type_written_in_needs_the_site_s_package_in_the_frames(index):
+    # Triton's tuple class raises "'tuple' object has no attribute ..." in Python's own words:
+    # under a model's attention code without Triton frames it is Python's error, not Triton's
+    # (shrimai/Focused-Attention-Improves-Document-Grounded-Generation#3)
+    error = "AttributeError: 'tuple' object has no attribute 'unsqueeze'\n"
+    user = frame("/home/u/project/models/attention.py", 88, "forward", "attn = self.attention(q, k).unsqueeze(1)")
+    assert "triton:24fc1efb8a77" not in [m.id for m in index.match("Traceback (most recent call last):\n" + user + error)]
+    assert match._skeleton("'tuple' object has no attribute ") == "object has no attribute"
+
+
 def test_a_bare_triton_site_needs_attention_code_in_the_paste(index):
     # Triton raises its compile errors for any kernel: with no attention code in sight the paste
     # is a Triton question; the same error under an attention kernel's frames gets Triton's site
