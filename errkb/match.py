@@ -754,6 +754,8 @@ class MatchIndex:
                 continue
             if kind == "site" and _other_warning_class(entry, paste.text, hit[2][0]):
                 continue  # printed under another warning class: another copy of the text (a vendored one)
+            if kind == "site" and entry.says_little and paste.frames and not _raised_in_its_file(entry, paste):
+                continue  # Python's own words: the site's only when a frame is in the file that raises it
             if kind == "site" and entry.shared:
                 if shows_attention is None:
                     shows_attention = ATTENTION_HINT.search(paste.original) is not None
@@ -821,6 +823,15 @@ def _narrowest_evidence_first(ranked: list, wrappers) -> None:
                     and a[5] and b[5] and a[5] != b[5] and a[5] in b[5]):
                 ranked.insert(i, ranked.pop(j))
                 break
+
+
+def _raised_in_its_file(entry: Entry, paste: Paste) -> bool:
+    """Whether a traceback frame of the paste is in a file one of the entry's sites is in (or
+    the entry has a site in C++, which no Python frame shows)."""
+    if any(not site.path.endswith(".py") for site in entry.sites):
+        return True
+    paths = {site.path.rsplit("src/", 1)[-1] for site in entry.sites}
+    return any(path.endswith(own) for path, _ in paste.frames for own in paths)
 
 
 def _outside_notices(hits: list[tuple], notices: list[tuple[int, int]], text: str) -> list[tuple]:

@@ -410,6 +410,19 @@ def test_python_s_own_wording_with_a_type_written_in_needs_the_site_s_package_in
     assert match._skeleton("'tuple' object has no attribute ") == "object has no attribute"
 
 
+def test_python_s_own_wording_is_a_bare_site_s_only_under_a_frame_in_its_file(index):
+    # torch's cpp_extension.py raises "module ... has no attribute ..." in Python's own words; a
+    # traceback through other torch files (flash-linear-attention#668: torch.cpu has no `device`)
+    # is Python's error there, not the extension builder's
+    error = "AttributeError: module 'torch.cpu' has no attribute 'device'. Did you mean: '_device'?\n"
+    tb = ("Traceback (most recent call last):\n"
+          + frame("/venv/lib/python3.11/site-packages/fla/ops/attn/parallel.py", 40, "attn_fwd", "with torch.cpu.device(x.device):")
+          + frame("/venv/lib/python3.11/site-packages/torch/__init__.py", 2562, "__getattr__"))
+    assert "torch:f8d2c4c7a03a" not in [m.id for m in index.match(tb + error)]
+    own = tb + frame("/venv/lib/python3.11/site-packages/torch/utils/cpp_extension.py", 2000, "load")
+    assert "torch:f8d2c4c7a03a" in [m.id for m in index.match(own + error)]
+
+
 def test_a_bare_triton_site_needs_attention_code_in_the_paste(index):
     # Triton raises its compile errors for any kernel: with no attention code in sight the paste
     # is a Triton question; the same error under an attention kernel's frames gets Triton's site
