@@ -86,6 +86,10 @@ SHARED_FILES = frozenset({("sglang", "python/sglang/srt/model_executor/model_run
                           ("transformers", "src/transformers/modeling_utils.py")})
 ATTENTION_HINT = re.compile(r"attn|attention|sdpa|fmha|flash_?(?:attn|fwd|bwd|mla|infer)|xformers|\b(?:mla|mha)\b",
                             re.IGNORECASE)
+# What a warning must name to be about attention: its backends, kernels, KV cache, head sizes, or
+# an engine's compiled kernels (`vllm._C`, whose failed import issue #15 counts as an ABI mismatch)
+ATTENTION_WORDS = re.compile(r"attn|attention|sdpa|fmha|flash|infer|xformers|triton|cudnn|cutlass|\._C\b"
+                             r"|\b(?:mla|mha|gqa|kv|fp8|head)", re.IGNORECASE)
 _STOP = frozenset("the and for not with are this that was you your use got but has have from into".split())
 
 
@@ -224,7 +228,7 @@ class Entry:
             if self.record_ids:
                 ids, kind = tuple(self.record_ids), "record"
             elif order and not self.info_only and not self.notice and not self.shared_warning \
-                    and (pointed_to or not self.says_little):  # a bare site
+                    and not self.aside_warning and (pointed_to or not self.says_little):  # a bare site
                 ids, kind = (self.first_site[order[0]],), "site"
             else:
                 ids, kind = (), None
@@ -248,6 +252,14 @@ class Entry:
         or arch list): it says how some build or load went, not why attention failed, so it answers
         only through a record."""
         return self.shared and all(site.kind in WARNING_KINDS for site in self.sites)
+
+    @cached_property
+    def aside_warning(self) -> bool:
+        """A warning whose text names nothing of attention (a package manager, a device order, a
+        CPU cache size, a failed import of another extension): logged on the way by a file
+        harvested whole for its backend checks, it answers only through a record."""
+        return bool(self.sites) and all(site.kind in WARNING_KINDS for site in self.sites) \
+            and ATTENTION_WORDS.search(self.literal) is None
 
     @cached_property
     def notice(self) -> bool:

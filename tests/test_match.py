@@ -423,6 +423,20 @@ def test_python_s_own_wording_is_a_bare_site_s_only_under_a_frame_in_its_file(in
     assert "torch:f8d2c4c7a03a" in [m.id for m in index.match(own + error)]
 
 
+def test_a_bare_warning_that_names_nothing_of_attention_stays_quiet(index):
+    # vLLM's platform files are harvested whole for their backend checks; their other warnings
+    # (a deprecated pynvml, the device order) say nothing about attention (vllm#10569, #28572),
+    # while a failed import of vLLM's compiled kernels (vllm._C) still answers
+    for line in ("WARNING 11-20 10:11:12 cuda.py:32] You are using a deprecated `pynvml` package. Please install "
+                 "`nvidia-ml-py` instead, and make sure to uninstall `pynvml`.",
+                 "WARNING 11-20 10:11:12 cuda.py:96] Detected different devices in the system: NVIDIA A100, NVIDIA "
+                 "T4. Please make sure to set `CUDA_DEVICE_ORDER=PCI_BUS_ID` to avoid unexpected behavior."):
+        assert index.match(line) == [], line
+    failed = ("WARNING 08-27 13:59:59 _custom_ops.py:15] Failed to import from vllm._C with ImportError("
+              "'libcudart.so.12: cannot open shared object file: No such file or directory')")
+    assert index.match(failed)
+
+
 def test_a_bare_triton_site_needs_attention_code_in_the_paste(index):
     # Triton raises its compile errors for any kernel: with no attention code in sight the paste
     # is a Triton question; the same error under an attention kernel's frames gets Triton's site
