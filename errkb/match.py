@@ -804,9 +804,11 @@ class MatchIndex:
             causes = any(i not in wrappers for i in dict(ranked))
             # of two wrappers, the one printed first: the inner (torch's "Error compiling objects
             # for extension" above pip's "Failed to build installable wheels")
+            # (then a hit on a refusal listing's deciding reason before the listing's headline)
             ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3),
                                           item[1][4] is None, item[1][4] or 0, item[1][2] != "record",
-                                          item[1][3][2][0] if item[0] in wrappers else 0, -item[1][1], item[0]))
+                                          item[1][3][2][0] if item[0] in wrappers else 0,
+                                          refusals.DECIDING_WHY not in item[1][3][4], -item[1][1], item[0]))
             _narrowest_evidence_first(ranked, wrappers)
         return [(match_id, kind, score, hit) for match_id, (score, _, kind, hit, *_) in ranked[:limit]]
 

@@ -24,6 +24,7 @@ SMALL_K = "smallkF"
 SMALL_K_LIMIT = re.compile(r"max\(query\.shape\[-1\] (?:!=|,) value\.shape\[-1\]\) > 32|unsupported embed per head: \d+")
 INCIDENTAL_PENALTY = 0.2  # more than every bonus a hit can earn, so the generic record goes first
 DECIDING_BONUS = 0.1  # a short reason ("device=cpu ...") still goes before the generic record
+DECIDING_WHY = "a reason the CUTLASS kernel or every kernel gave: the one that decided it"
 
 
 def reason_spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -68,8 +69,7 @@ def weigh_reasons(hits: list[tuple], text: str) -> list[tuple]:
             hit = _moved_to_a_listing(hit, text, deciding)  # a cut-off listing pasted above the whole one
             start = hit[2][0]
         if any(a <= start < b for a, b in deciding):
-            why = "a reason the CUTLASS kernel or every kernel gave: the one that decided it"
-            hit = (hit[0], hit[1] + DECIDING_BONUS, hit[2], hit[3], [*hit[4], why])
+            hit = (hit[0], hit[1] + DECIDING_BONUS, hit[2], hit[3], [*hit[4], DECIDING_WHY])
         elif span := next(((a, b) for a, b in incidental if a <= start < b), None):
             why = ("the small-K kernel's own head-dim limit (K <= 32): cutlassF, listed before it, takes larger ones"
                    if SMALL_K_LIMIT.fullmatch(text[span[0]:span[1]].strip())

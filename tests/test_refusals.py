@@ -51,6 +51,14 @@ def test_the_deciding_reason_goes_first_and_the_incidental_one_last(dataset):
     assert got.index("xformers-head-dim-above-kernel-limit") > got.index("xformers-no-operator-found")
 
 
+def test_a_deciding_reason_goes_first_when_both_scores_are_capped(dataset):
+    """ComfyUI-SUPIR#167: both records score the cap (1.0) on an exact match, so the deciding
+    reason's bonus is lost there; the hit on a deciding reason still goes before the headline."""
+    text = LISTING.replace("    device=cpu (supported: {'cuda'})\n", "    xFormers wasn't build with CUDA support\n")
+    got = [m.id for m in MatchIndex(dataset).match(text, limit=3)]
+    assert got[:2] == ["xformers-not-built-with-cuda", "xformers-no-operator-found"], got
+
+
 def test_a_reason_printed_above_every_header_moves_to_the_last_listing(dataset):
     """A paste that opens with the tail of one listing (its first reasons headless) and then holds a
     whole one: the record answers on the deciding line of the last listing, the one that raised."""
