@@ -465,7 +465,7 @@ class MatchIndex:
         # Fuzzy matching is the slow path: only when nothing specific matched exactly.
         if top < 0.9:
             hits += self._fuzzy_hits(paste, self._fuzzy_lines(paste), {id(entry) for entry, *_ in hits} | refused)
-        if notices := [hit[2] for hit in hits if hit[0].notice]:
+        if notices := [_with_its_traceback(hit[2], paste.text) for hit in hits if hit[0].notice]:
             hits = _outside_notices(hits, notices, paste.text)
         hits = refusals.weigh_reasons(hits, paste.text)
         ranked = self._rank(hits, paste, limit) if hits else []
@@ -846,6 +846,16 @@ def _raised_in_its_file(entry: Entry, paste: Paste) -> bool:
         return True
     paths = {site.path.rsplit("src/", 1)[-1] for site in entry.sites}
     return any(path.endswith(own) for path, _ in paste.frames for own in paths)
+
+
+_CAUGHT_TRACEBACK = re.compile(r"[^\n]*\n[ \t]*Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*\n|\n)*?[^ \t\n][^\n]*")
+
+
+def _with_its_traceback(span: tuple[int, int], text: str) -> tuple[int, int]:
+    """A notice's span, with the traceback a logger prints right under it (`exc_info=True`: the
+    caught error is part of the notice, as `Error caught was: {e}` is)."""
+    m = _CAUGHT_TRACEBACK.match(text, span[1])
+    return (span[0], m.end()) if m else span
 
 
 def _outside_notices(hits: list[tuple], notices: list[tuple[int, int]], text: str) -> list[tuple]:

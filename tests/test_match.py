@@ -437,6 +437,19 @@ def test_a_bare_warning_that_names_nothing_of_attention_stays_quiet(index):
     assert index.match(failed)
 
 
+def test_the_traceback_a_notice_logs_under_itself_is_part_of_the_notice(index):
+    # xFormers 0.0.24+ logs its Triton notice with exc_info: the ModuleNotFoundError below it is
+    # what the notice caught, not an error of the run (YanWenKun/Hunyuan3D-2-WinPortable#60)
+    notice = ("A matching Triton is not available, some optimizations will not be enabled\n"
+              "Traceback (most recent call last):\n"
+              + frame("X:/python/Lib/site-packages/xformers/__init__.py", 57, "_is_triton_available", "import triton  # noqa")
+              + "ModuleNotFoundError: No module named 'triton'\n")
+    assert index.match(notice) == []
+    raised = notice + "Traceback (most recent call last):\n" + frame("/x/app.py", 3, "<module>", "import triton") \
+        + "ModuleNotFoundError: No module named 'triton'\n"
+    assert index.match(raised)  # raised again for real below it: that one answers
+
+
 def test_a_bare_triton_site_needs_attention_code_in_the_paste(index):
     # Triton raises its compile errors for any kernel: with no attention code in sight the paste
     # is a Triton question; the same error under an attention kernel's frames gets Triton's site
