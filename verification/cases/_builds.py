@@ -44,8 +44,7 @@ _runs: dict[tuple, _venv.Run] = {}
 
 
 def _noted(ctx, env: _venv.Venv, key: tuple, res: _venv.Run) -> _venv.Run:
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     ctx.note(res.summary() + ("" if key not in _runs else " (output shared with the other steps of this run)"))
     _runs.setdefault(key, res)
     return res
@@ -278,8 +277,7 @@ def fresh_import(ctx, code: str, *, python: str | None = None, cwd=None) -> _ven
     attention library): the `No module named ...` records' situation."""
     env = _venv.venv(ctx, "fresh-" + PIP + (f"-py{python}" if python else ""), python=python, pip=PIP)
     res = env.python_run(code, cwd=cwd)
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     ctx.note(f"`python -c {code!r}`: " + res.summary().split(": ", 1)[-1])
     return res
 

@@ -86,8 +86,7 @@ _runs: dict = {}
 
 def env(ctx) -> _venv.Venv:
     made = _venv.venv(ctx, "cpu-torch-einops", pip=b.PIP, install=[*b.cpu_torch_requirement(), "einops"])
-    for note in made.notes:
-        ctx.note(note)
+    _venv.noted(ctx, made)
     return made
 
 

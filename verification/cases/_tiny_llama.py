@@ -102,8 +102,7 @@ def cpu_with_flash_attn(ctx):
     sdist built with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE in that environment, installed with pip
     --target), so importlib finds flash_attn and its version while torch.version.cuda is None."""
     env = b.with_cpu_torch(ctx)
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     wheel = b.flash_attn_python_wheel(ctx, FLASH_ATTN, env=env)
     return env, [b.target_dir(ctx, wheel, no_deps=True, env=env)]
 

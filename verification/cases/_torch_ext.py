@@ -32,8 +32,7 @@ def build(ctx, max_jobs: str | None = None) -> _venv.Run:
     if max_jobs in _runs:
         return _runs[max_jobs]
     env = b.with_cpu_torch(ctx)
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     if not _runs:
         ctx.note(f"torch {env.version('torch')}, ninja {env.version('ninja')} (PyPI wheel), "
                  f"setuptools {env.version('setuptools')}, pip {env.version('pip')}")

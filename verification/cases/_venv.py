@@ -239,6 +239,15 @@ def sweep_stale_roots(parent: Path | None = None) -> list[Path]:
     return removed
 
 
+def noted(ctx, env: "Venv") -> "Venv":
+    """The environment, after writing its set-up notes (what was installed, from where) into the
+    step's notes once."""
+    for note in env.notes:
+        if note not in ctx.notes:
+            ctx.note(note)
+    return env
+
+
 def interpreter(version: str | None = None) -> str | None:
     """This Python (the base interpreter of the worker's virtual environment), or a `pythonX.Y` on
     PATH or under pyenv; None when there is none."""

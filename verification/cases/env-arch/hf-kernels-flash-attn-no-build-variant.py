@@ -39,8 +39,7 @@ def _cache() -> str:
 
 def reproduce(ctx):
     env = b.with_cpu_torch(ctx)
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     code = f"from kernels import get_kernel\nget_kernel({REPO!r})\n"
     res = b.run_with_torch(ctx, code, env=env, path=[b.target_dir(ctx, KERNELS, env=env)],
                            extra_env={"HF_HUB_OFFLINE": "1", "HF_KERNELS_CACHE": _cache()})

@@ -29,8 +29,7 @@ def _run(ctx):
     if key not in b._runs:
         b._runs[key] = env.pip("install", "--no-binary", "xformers", RELEASE, timeout=600,
                                env=_venv.tool_env(VIRTUAL_ENV=str(env.path), PIP_CONFIG_FILE=os.devnull))
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     ctx.note(b._runs[key].summary())
     return env, b._runs[key]
 

@@ -35,8 +35,7 @@ def _build(ctx, pip: str, *extra):
         argv = [*b.pip_argv(ctx, env, pip), "install", *extra, "--no-build-isolation", "--no-deps", b.XFORMERS_SDIST]
         _done[key] = _venv.run(argv, env=_venv.tool_env(VIRTUAL_ENV=str(env.path), **BUILD_ENV), timeout=1200)
     res = _done[key]
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     ctx.note(f"pip {pip}, TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=2: " + res.summary())
     if "Building wheel for xformers" not in res.output:
         ctx.skip(f"pip did not get to building the wheel: {res.tail(400)}")

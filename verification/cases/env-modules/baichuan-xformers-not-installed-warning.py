@@ -85,8 +85,7 @@ _runs: dict = {}
 
 def _env(ctx) -> _venv.Venv:
     env = _venv.venv(ctx, "cpu-torch-psutil", pip=b.PIP, install=[*b.cpu_torch_requirement(), "psutil"])
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     return env
 
 

@@ -75,8 +75,7 @@ _runs: dict = {}
 def _run(ctx, mode: str) -> tuple[_venv.Run, dict]:
     if mode not in _runs:
         env = _venv.venv(ctx, "cpu-torch-numpy", pip=b.PIP, install=[*b.cpu_torch_requirement(), "numpy"])
-        for note in env.notes:
-            ctx.note(note)
+        _venv.noted(ctx, env)
         root = _downstream.tree(ctx, REPO, COMMIT, ("dinov2",))
         _runs[mode] = b.run_with_torch(ctx, CHILD.replace("sys.argv[1]", repr(mode)), env=env, path=[root])
     res = _runs[mode]

@@ -64,8 +64,7 @@ def _run(ctx, release: str, mode: str) -> _venv.Run:
     if key not in _runs:
         env = _venv.venv(ctx, "cpu-torch-einops-packaging", pip=b.PIP,
                          install=[*b.cpu_torch_requirement(), "einops", "packaging"])
-        for note in env.notes:
-            ctx.note(note)
+        _venv.noted(ctx, env)
         root = b.target_dir(ctx, f"llm-foundry=={release}", no_deps=True, env=env)
         path = [root] + ([b.target_dir(ctx, TRANSFORMERS[release], env=env)] if release in TRANSFORMERS else [])
         code = CHILD.replace("sys.argv[1], sys.argv[2]", f"{mode!r}, {root!r}")

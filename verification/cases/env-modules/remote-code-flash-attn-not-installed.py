@@ -63,8 +63,7 @@ _runs: dict = {}
 
 def _env(ctx):
     env = _venv.venv(ctx, "cpu-torch-einops", pip=b.PIP, install=[*b.cpu_torch_requirement(), "einops"])
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     return env
 
 

@@ -62,8 +62,7 @@ _runs: dict = {}
 def _env(ctx):
     env = _venv.venv(ctx, "cpu-torch-einops-numpy-pillow", pip=b.PIP,
                      install=[*b.cpu_torch_requirement(), "einops", "numpy", "pillow"])
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     return env
 
 

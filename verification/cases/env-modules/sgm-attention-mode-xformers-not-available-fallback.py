@@ -86,8 +86,7 @@ def _run(ctx, mode: str, commit: str) -> tuple[_venv.Run, dict]:
     key = (mode, commit)
     if key not in _runs:
         env = _venv.venv(ctx, "cpu-torch-einops", pip=b.PIP, install=[*b.cpu_torch_requirement(), "einops", "packaging"])
-        for note in env.notes:
-            ctx.note(note)
+        _venv.noted(ctx, env)
         root = _downstream.tree(ctx, REPO, commit, ("sgm",))
         code = CHILD.replace("sys.argv[1], sys.argv[2]", f"{mode!r}, {str(root)!r}")
         _runs[key] = b.run_with_torch(ctx, code, env=env)

@@ -96,8 +96,7 @@ def _run(ctx, code: str):
     res = _venv.run([env.python, "-c", code], timeout=600, cwd=_venv._tmp_root(),
                     env=_venv.tool_env(VIRTUAL_ENV=str(env.path), PYTHONPATH=str(root), YOLO_OFFLINE="True",
                                        YOLO_CONFIG_DIR=str(config)))
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     ctx.note(f"child: {_venv.last_exception(res.output, 200)}")
     causes = _venv.exception_lines(res.output)
     if causes and causes[-1][0] == "ModuleNotFoundError":

@@ -51,8 +51,7 @@ def _triton(ctx, env: _venv.Venv) -> str:
 def _run(ctx, with_flashinfer: bool) -> _venv.Run:
     if with_flashinfer not in _runs:
         env, extra = _flashinfer_jit.site(ctx, FLASHINFER) if with_flashinfer else (b.with_cpu_torch(ctx), [])
-        for note in env.notes:
-            ctx.note(note)
+        _venv.noted(ctx, env)
         root = _downstream.tree(ctx, REPO, TAG, FILES)
         _runs[with_flashinfer] = b.run_with_torch(ctx, CHILD, env=env, path=[str(root), _triton(ctx, env), *extra])
     res = _runs[with_flashinfer]

@@ -79,9 +79,7 @@ _runs: dict = {}
 def _run(ctx, name: str, code: str) -> _venv.Run:
     if name not in _runs:
         env = b.with_cpu_torch(ctx)
-        for note in env.notes:
-            if note not in ctx.notes:
-                ctx.note(note)
+        _venv.noted(ctx, env)
         folder = b.target_dir(ctx, DIFFUSERS, env=env)
         _runs[name] = b.run_with_torch(ctx, code, env=env, path=[folder], extra_env={"HF_HUB_OFFLINE": "1"})
     res = _runs[name]

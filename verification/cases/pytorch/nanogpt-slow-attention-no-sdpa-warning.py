@@ -60,9 +60,7 @@ if {compare}:
 def _run(ctx, commit: str, compare: bool = False) -> _venv.Run:
     root = _downstream.tree(ctx, REPO, COMMITS[commit], ("model.py",))
     env = b.with_cpu_torch(ctx)
-    for note in env.notes:
-        if note not in ctx.notes:
-            ctx.note(note)
+    _venv.noted(ctx, env)
     res = b.run_with_torch(ctx, CHILD.format(root=str(root), compare=compare), env=env)
     lines = [l for l in res.output.splitlines() if l.startswith(("ERRKB-", "WARNING"))]
     ctx.note(f"nanoGPT model.py at {commit}: " + " | ".join(lines)[:600])

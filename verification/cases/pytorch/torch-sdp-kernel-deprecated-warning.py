@@ -110,8 +110,7 @@ _runs: dict = {}
 def _run(ctx, mode: str) -> tuple[_venv.Run, dict]:
     if mode not in _runs:
         env = b.with_cpu_torch(ctx)
-        for note in env.notes:
-            ctx.note(note)
+        _venv.noted(ctx, env)
         _runs[mode] = b.run_with_torch(ctx, CHILD.replace("sys.argv[1]", repr(mode)), env=env)
     res = _runs[mode]
     _venv.reraise(res.output)

@@ -101,8 +101,7 @@ def _env(ctx) -> _venv.Venv:
     env = b.with_cpu_torch(ctx)
     if "env" not in _state:
         _state["env"] = env
-        for note in env.notes:
-            ctx.note(note)
+        _venv.noted(ctx, env)
     return env
 
 

@@ -100,8 +100,7 @@ def _run(ctx, release: str, mode: str) -> _venv.Run:
     if key not in _runs:
         env = b.with_cpu_torch(ctx)
         if not _runs:
-            for note in env.notes:
-                ctx.note(note)
+            _venv.noted(ctx, env)
         _runs[key] = b.run_with_torch(ctx, CHILD.replace("{mode!r}", repr(mode)), env=env,
                                       path=[b.target_dir(ctx, release, env=env)])
     res = _runs[key]

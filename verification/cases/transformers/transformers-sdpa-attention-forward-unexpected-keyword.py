@@ -83,8 +83,7 @@ def _run(ctx, release: str, kind: str, impl: str | None = None, teach: bool = Fa
     if key not in _runs:
         env = b.with_cpu_torch(ctx)
         if not _runs:
-            for note in env.notes:
-                ctx.note(note)
+            _venv.noted(ctx, env)
         code = CHILD.replace("{kind!r}", repr(kind)).replace("{impl!r}", repr(impl)).replace("{teach!r}", repr(teach))
         _runs[key] = b.run_with_torch(ctx, code, env=env, path=[b.target_dir(ctx, release, env=env)],
                                       extra_env={"HF_HUB_OFFLINE": "1"})

@@ -17,6 +17,7 @@ from errkb import templates
 from errkb.verify.case import Refuted
 from verification.cases import _builds as b
 from verification.cases import _tiny_llama as llama
+from verification.cases import _venv
 
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
@@ -32,8 +33,7 @@ _runs: dict = {}
 def _load(ctx, rel: str, args: str):
     env = b.with_cpu_torch(ctx)
     if not any(n in ctx.notes for n in env.notes):
-        for note in env.notes:
-            ctx.note(note)
+        _venv.noted(ctx, env)
     key = (rel, args)
     if key not in _runs:
         _runs[key] = llama.load(ctx, rel, args, env=env)

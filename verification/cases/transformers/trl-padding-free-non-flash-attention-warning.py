@@ -40,8 +40,7 @@ print("VERSIONS", " ".join(f"{d} {md.version(d)}" for d in ("trl", "transformers
 
 def _run(ctx, args: str) -> _venv.Run:
     env = _venv.venv(ctx, "cpu-torch-" + TRL.replace("==", "-"), pip=b.PIP, install=[*b.cpu_torch_requirement(), TRL])
-    for note in env.notes:
-        ctx.note(note)
+    _venv.noted(ctx, env)
     res = env.python_run(CHILD.replace("@ARGS@", args), HF_HUB_OFFLINE="1", timeout=600)
     ctx.note(f"SFTConfig({args}): " + next((line for line in res.output.splitlines() if line.startswith("BUILT ")),
                                              _venv.last_exception(res.output, 300)))

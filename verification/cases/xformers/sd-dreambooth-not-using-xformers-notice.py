@@ -60,9 +60,7 @@ _runs: dict = {}
 def _run(ctx, commit: str) -> _venv.Run:
     if commit not in _runs:
         env = b.with_cpu_torch(ctx)
-        for note in env.notes:
-            if note not in ctx.notes:
-                ctx.note(note)
+        _venv.noted(ctx, env)
         root = _downstream.tree(ctx, REPO, commit, ("dreambooth/xattention.py",))
         path = [_target(ctx, env, "diffusers-0.7.2", DIFFUSERS, False)]
         if commit == NEW:
