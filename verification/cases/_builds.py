@@ -269,6 +269,13 @@ def run_with_torch(ctx, code: str, *, path=(), cwd=None, timeout: float = 600, e
                      cwd=cwd or _venv._tmp_root(), timeout=timeout)
 
 
+def run_with_release(ctx, code: str, requirement: str, *, extra_env: dict | None = None) -> _venv.Run:
+    """`code` run by with_cpu_torch()'s Python with one release of a pure-Python library in front
+    (target_dir): one CPU torch for every transformers release a case compares."""
+    env = _venv.noted(ctx, with_cpu_torch(ctx))
+    return run_with_torch(ctx, code, env=env, path=[target_dir(ctx, requirement, env=env)], extra_env=extra_env)
+
+
 # ---------------------------------------------------------------- imports in environments without the package
 
 

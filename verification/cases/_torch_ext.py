@@ -116,6 +116,24 @@ def expect_wrapper(ctx, subject: str, error_class: str, max_jobs: str | None = N
     ctx.expect_error(_venv.reraise, res.output, ctx.record["template"], error_class)
 
 
+def _wrapper_step(subject: str, error_class: str):
+    def step(ctx):
+        expect_wrapper(ctx, subject, error_class)
+    return step
+
+
+def _grep_step(*args: str):
+    def step(ctx):
+        grep_fix(ctx, *args)
+    return step
+
+
+# steps several records share (bound by name in their case files: `fix_1 = t.GREP_FIX`)
+COMPILING_REPRODUCE = _wrapper_step("RuntimeError", "RuntimeError")  # torch's "Error compiling objects for extension"
+GREP_FIX = _grep_step(*FIX_GREP)
+XFORMERS_GREP_FIX = _grep_step(*XFORMERS_FIX_GREP)
+
+
 def skipped(reason: str):
     """A fix step that cannot run on this machine: skipped, with `reason`."""
     def step(ctx):

@@ -393,6 +393,25 @@ def printed(res: Run, prefix: str) -> str:
     return line
 
 
+def within(ctx, res: Run, prefix: str, what: str, tol: float) -> float:
+    """The number a claimed-good child run printed after `prefix` (a max difference), noted and
+    checked against `tol`: an AssertionError over it, as from `printed` when the run failed."""
+    err = float(printed(res, prefix).split()[1])
+    ctx.note(f"{what}: max difference {err:.2e} (tolerance {tol})")
+    if err > tol:
+        raise AssertionError(f"{what}: max difference {err} over {tol}")
+    return err
+
+
+def printed_after(res: Run, marker: str, what: str, tool: str, template: str) -> None:
+    """For ctx.expect_error: a child that got as far as printing `marker` printed the record's line
+    (raised under `tool`'s name); one that did not raises what it printed, or says `what` failed."""
+    if marker not in res.output:
+        reraise(res.output)
+        raise AssertionError(f"{what}: {res.tail(400)}")
+    raise_tool_message(tool, res.output, template)
+
+
 def finished(res: Run, marker: str, what: str) -> None:
     """A claimed-good child run: it printed no exception and printed `marker` (its last step got
     done); otherwise the exception it printed is raised, or an AssertionError saying `what` did

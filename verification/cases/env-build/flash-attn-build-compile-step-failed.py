@@ -22,10 +22,7 @@ def reproduce(ctx):
     ctx.expect_error(_venv.raise_tool_message, "ninja", "\n".join(ln.strip() for ln in lines), ctx.record["template"])
 
 
-def fix_1(ctx):
-    t.grep_fix(ctx, *t.FIX_GREP)
-
-
+fix_1 = t.GREP_FIX
 fix_2 = t.FLASH_ATTN_WHEEL
 
 

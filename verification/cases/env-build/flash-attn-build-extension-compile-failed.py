@@ -16,14 +16,8 @@ REQUIRES = {"cuda": False}
 TIMEOUT = 900
 
 
-def reproduce(ctx):
-    t.expect_wrapper(ctx, "RuntimeError", "RuntimeError")
-
-
-def fix_1(ctx):
-    t.grep_fix(ctx, *t.FIX_GREP)
-
-
+reproduce = t.COMPILING_REPRODUCE
+fix_1 = t.GREP_FIX
 fix_2 = t.FLASH_ATTN_WHEEL
 fix_3 = t.FLASH_ATTN_JOBS
 fix_4 = t.FLASH_ATTN_ARCHS

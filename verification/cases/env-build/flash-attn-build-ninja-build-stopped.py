@@ -30,8 +30,7 @@ def reproduce(ctx):
     ctx.expect_error(_venv.raise_tool_message, "ninja", res.output, ctx.record["template"])
 
 
-def fix_1(ctx):
-    t.grep_fix(ctx, *t.FIX_GREP)
+fix_1 = t.GREP_FIX
 
 
 def fix_2(ctx):

@@ -20,10 +20,7 @@ def reproduce(ctx):
     t.expect_wrapper(ctx, "CalledProcessError", "CalledProcessError", max_jobs="4")
 
 
-def fix_1(ctx):
-    t.grep_fix(ctx, *t.FIX_GREP)
-
-
+fix_1 = t.GREP_FIX
 fix_2 = t.FLASH_ATTN_WHEEL
 fix_3 = t.FLASH_ATTN_JOBS
 fix_4 = t.FLASH_ATTN_ARCHS

@@ -16,13 +16,7 @@ REQUIRES = {"cuda": False}
 TIMEOUT = 900
 
 
-def reproduce(ctx):
-    t.expect_wrapper(ctx, "RuntimeError", "RuntimeError")
-
-
-def fix_1(ctx):
-    t.grep_fix(ctx, *t.XFORMERS_FIX_GREP)
-
-
+reproduce = t.COMPILING_REPRODUCE
+fix_1 = t.XFORMERS_GREP_FIX
 fix_2 = t.XFORMERS_WHEEL
 fix_3 = t.XFORMERS_CUDA_BUILD

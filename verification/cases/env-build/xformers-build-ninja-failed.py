@@ -20,9 +20,6 @@ def reproduce(ctx):
     t.expect_wrapper(ctx, "CalledProcessError", "CalledProcessError")
 
 
-def fix_1(ctx):
-    t.grep_fix(ctx, *t.XFORMERS_FIX_GREP)
-
-
+fix_1 = t.XFORMERS_GREP_FIX
 fix_2 = t.XFORMERS_WHEEL
 fix_3 = t.XFORMERS_CUDA_BUILD

@@ -63,13 +63,8 @@ def _run(ctx, with_flashinfer: bool) -> _venv.Run:
 
 def reproduce(ctx):
     res = _run(ctx, False)
-
-    def printed():
-        if "ERRKB-ENABLED False" not in res.output:
-            _venv.reraise(res.output)
-            raise AssertionError(f"the wrapper did not import with flashinfer_enabled False: {res.tail(400)}")
-        _venv.raise_tool_message("print", res.output, ctx.record["template"])
-    ctx.expect_error(printed)
+    ctx.expect_error(_venv.printed_after, res, "ERRKB-ENABLED False",
+                     "the wrapper did not import with flashinfer_enabled False", "print", ctx.record["template"])
 
 
 def fix_1(ctx):

@@ -112,10 +112,7 @@ def fix_1(ctx):
         _venv.reraise(res.output)
         if "optimized_attention attention_pytorch" not in res.output or "ERRKB-BACKWARD" not in res.output:
             raise AssertionError(f"the PyTorch attention path did not run forward and backward: {res.tail(400)}")
-        err = float(next(l for l in res.output.splitlines() if l.startswith("ERRKB-ERR")).split()[1])
-        ctx.note(f"attention_pytorch vs float64 (output and input gradients): max difference {err:.2e} (tolerance {TOL})")
-        if err > TOL:
-            raise AssertionError(f"attention_pytorch differs from float64 attention by {err}")
+        _venv.within(ctx, res, "ERRKB-ERR", "attention_pytorch vs float64 (output and input gradients)", TOL)
     ctx.call(works)
 
 

@@ -109,10 +109,7 @@ def fix_1(ctx):
         line = next((l for l in res.output.splitlines() if l.startswith("ERRKB-MODEL")), None)
         if line is None or not line.endswith("True"):
             raise AssertionError(f"the model's backward pass did not give finite gradients: {res.tail(400)}")
-        err = float(next(l for l in res.output.splitlines() if l.startswith("ERRKB-NATIVE")).split()[1])
-        ctx.note(f"native backend vs float64: max difference {err:.2e} (tolerance {TOL})")
-        if err > TOL:
-            raise AssertionError(f"the native backend differs from float64 attention by {err}")
+        _venv.within(ctx, res, "ERRKB-NATIVE", "native backend vs float64", TOL)
     ctx.call(native)
 
 

@@ -22,7 +22,6 @@ from errkb import templates
 from errkb.verify.case import Refuted
 from verification.cases import _builds as b
 from verification.cases import _tiny_llama as llama
-from verification.cases import _venv
 
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
@@ -64,11 +63,8 @@ _runs: dict = {}
 
 def _run(ctx, mode: str) -> dict:
     if mode not in _runs:
-        env = b.with_cpu_torch(ctx)
-        _venv.noted(ctx, env)
-        _runs[mode] = {rel: b.run_with_torch(ctx, CHILD.replace("@MODE@", mode), env=env,
-                                             path=[b.target_dir(ctx, rel, env=env)], extra_env={"HF_HUB_OFFLINE": "1"})
-                       for rel in RELEASES}
+        code = CHILD.replace("@MODE@", mode)
+        _runs[mode] = {rel: b.run_with_release(ctx, code, rel, extra_env={"HF_HUB_OFFLINE": "1"}) for rel in RELEASES}
     return _runs[mode]
 
 

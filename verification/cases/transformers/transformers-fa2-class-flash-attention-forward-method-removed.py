@@ -98,11 +98,7 @@ _runs: dict = {}
 def _run(ctx, release: str, mode: str) -> _venv.Run:
     key = (release, mode)
     if key not in _runs:
-        env = b.with_cpu_torch(ctx)
-        if not _runs:
-            _venv.noted(ctx, env)
-        _runs[key] = b.run_with_torch(ctx, CHILD.replace("{mode!r}", repr(mode)), env=env,
-                                      path=[b.target_dir(ctx, release, env=env)])
+        _runs[key] = b.run_with_release(ctx, CHILD.replace("{mode!r}", repr(mode)), release)
     res = _runs[key]
     ctx.note(f"{release}: FlashAttention2 classes: {_line(res, 'CLASSES ')}")
     ran = _line(res, "RAN ")

@@ -81,12 +81,8 @@ def _line(res: _venv.Run, prefix: str) -> str | None:
 def _run(ctx, release: str, kind: str, impl: str | None = None, teach: bool = False) -> _venv.Run:
     key = (release, kind, impl, teach)
     if key not in _runs:
-        env = b.with_cpu_torch(ctx)
-        if not _runs:
-            _venv.noted(ctx, env)
         code = CHILD.replace("{kind!r}", repr(kind)).replace("{impl!r}", repr(impl)).replace("{teach!r}", repr(teach))
-        _runs[key] = b.run_with_torch(ctx, code, env=env, path=[b.target_dir(ctx, release, env=env)],
-                                      extra_env={"HF_HUB_OFFLINE": "1"})
+        _runs[key] = b.run_with_release(ctx, code, release, extra_env={"HF_HUB_OFFLINE": "1"})
     res = _runs[key]
     how = (f"attn_implementation={impl!r}" if impl else "no attn_implementation") + (", SDPA class taught the keyword" if teach else "")
     ran = _line(res, "RAN ")

@@ -59,12 +59,8 @@ _runs: dict = {}
 def _trace(ctx, release: str, kind: str, *, impl: str | None = None, mask: bool = False) -> _venv.Run:
     key = (release, kind, impl, mask)
     if key not in _runs:
-        env = b.with_cpu_torch(ctx)
-        if not _runs:
-            _venv.noted(ctx, env)
         code = CHILD.replace("{kind!r}", repr(kind)).replace("{impl!r}", repr(impl)).replace("{mask!r}", repr(mask))
-        _runs[key] = b.run_with_torch(ctx, code, env=env, path=[b.target_dir(ctx, release, env=env)],
-                                      extra_env={"HF_HUB_OFFLINE": "1"})
+        _runs[key] = b.run_with_release(ctx, code, release, extra_env={"HF_HUB_OFFLINE": "1"})
     res = _runs[key]
     how = (f"attn_implementation={impl!r}, " if impl else "") + ("with an all-ones attention_mask" if mask else "input_ids only")
     ctx.note(f"{release}: torch.jit.trace of a tiny {kind} ({how}): {_outcome(res)}")

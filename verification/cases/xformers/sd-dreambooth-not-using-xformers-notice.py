@@ -91,13 +91,8 @@ def _target(ctx, env, name: str, requirements: str, no_deps: bool) -> str:
 
 def reproduce(ctx):
     res = _run(ctx, OLD)
-
-    def printed():
-        if "ERRKB-IMPORTED xformers None" not in res.output:
-            _venv.reraise(res.output)
-            raise AssertionError(f"the module did not import with xformers None: {res.tail(400)}")
-        _venv.raise_tool_message("print", res.output, ctx.record["template"])
-    ctx.expect_error(printed)
+    ctx.expect_error(_venv.printed_after, res, "ERRKB-IMPORTED xformers None",
+                     "the module did not import with xformers None", "print", ctx.record["template"])
 
 
 def fix_1(ctx):
