@@ -49,6 +49,7 @@ CUT_SCORE = 0.85  # a message seen only in part: less sure than a whole one
 RECORD_BONUS = 0.02
 EVIDENCE_BONUS = 0.05
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+GENERIC_CLASSES = frozenset({"Error", "Exception", "Warning"})
 _ERROR_CLASS = re.compile(r"\s*([\w.]*(?:Error|Exception|Warning))\s*:\s*")
 _LAST_FRAME = re.compile(r'File "([^"\n]+)", line \d+, in (\w+)[^\n]*\n(?:[ \t]*(?![ \t]|File ")[^\n]*\n){0,3}\Z')  # log prefixes may take the indent
 _NUMBERED = re.compile(r"\b\d+\.(?:\d+|x)\b")  # a version or an arch ("SM 10.x", "8.0") pins a message down too
@@ -273,6 +274,13 @@ class Entry:
         """The all-capital names its text holds (MLA, FP8, KV): like a function's name, a
         reworded message keeps them, and another name is another message."""
         return frozenset(_ACRONYM.findall(self.literal))
+
+    @cached_property
+    def raised_as(self) -> frozenset[str]:
+        """The exception classes (last dotted part) its sites raise, or none when a site's class
+        is not known: a line that prints another class is another message."""
+        classes = frozenset(site.error_class.rpartition(".")[2] for site in self.sites)
+        return classes if self.sites and "" not in classes else frozenset()
 
     @cached_property
     def callees(self) -> set[str]:
@@ -541,20 +549,22 @@ class MatchIndex:
         cut = " ".join(line[start:].split())
         if len(cut) < MIN_CUT_PREFIX:
             return self._cut_after_frame(paste, offset, line, m, cut) if m and cut else []
-        hits, begun = [], []
+        hits, begun, printed = [], [], _printed_class(line)
         for head, i in self.heads[bisect_left(self.heads, (cut,)):]:
             if not head.startswith(cut):
                 break
             entry = self.entries[i]
+            if printed and entry.raised_as and printed not in entry.raised_as:
+                continue  # the line prints another class: another message with the same start
             begun.append(entry)
             # a record that needs evidence is kept here and judged by it in _rank
             if entry.packages & paste.packages or (entry.record_ids and all(r in self.evidence_of for r in entry.record_ids)):
                 why = f"the paste ends inside this message: its first {len(cut)} characters"
                 hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
         # a long start that only one record's messages begin with names it without frames
-        if not hits and len(cut) >= MIN_BARE_CUT and len({r for e in begun for r in e.record_ids}) == 1 \
-                and all(e.record_ids for e in begun):
-            why = f"the paste ends inside this message: its first {len(cut)} characters, which only this record's message begins with"
+        if not hits and len(cut) >= MIN_BARE_CUT and (len(begun) == 1 or len({r for e in begun for r in e.record_ids}) == 1
+                                                      and all(e.record_ids for e in begun)):
+            why = f"the paste ends inside this message: its first {len(cut)} characters, which only this message begins with"
             hits = [(e, e.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]) for e in begun]
         if not hits and paste.packages:
             hits = self._cut_past_the_head(paste, offset + start, offset + len(line), cut)
@@ -723,11 +733,13 @@ class MatchIndex:
         literal_words = [words(literal) for literal in literals]
         callees = [e.callees for e in entries]
         acronyms = [e.acronyms for e in entries]
+        raised_as = [e.raised_as for e in entries]
         line_words = [words(line) for _, line in lines] + [set()]
         around = [line_words[i] | line_words[i + 1] for i in range(len(lines))]  # a message may wrap once
         texts = [line for _, line in lines] + [""]
         best: dict[int, tuple[float, int]] = {}  # entry -> (score, line)
         for index, (_, line) in enumerate(lines if literals else ()):
+            printed = _printed_class(line)
             for scorer in (fuzz.partial_ratio, fuzz.token_set_ratio):
                 for _, score, k in process.extract(line, literals, scorer=scorer, score_cutoff=FUZZY_MIN_RATIO, limit=None):
                     if len(literal_words[k] & around[index]) < FUZZY_MIN_COVERAGE * len(literal_words[k]):
@@ -736,6 +748,8 @@ class MatchIndex:
                         continue  # a reworded message keeps the name of the function it is about
                     if not all(a in texts[index] or a in texts[index + 1] for a in acronyms[k]):
                         continue  # ... and the names it spells in capitals (MLA, FP8)
+                    if printed and raised_as[k] and printed not in raised_as[k]:
+                        continue  # ... and the class it is raised as, where the line prints one
                     if k not in best or score > best[k][0]:
                         best[k] = (score, index)
         hits = []
@@ -970,6 +984,13 @@ _SOURCE_FIELD = re.compile(r"\{[A-Za-z_][^{}\n]*\}")
 
 
 _MID_WORD_BREAK = re.compile(r"(?<=[a-z])\n(?=[a-z]+[ .,:;)'\"])")
+
+
+def _printed_class(line: str) -> str | None:
+    """The exception class a line begins with (`RuntimeError: ...`), its last dotted part; None
+    for the bare words C++ warnings and loggers print (`Warning:`), which name no class."""
+    name = m.group(1).rpartition(".")[2] if (m := _ERROR_CLASS.match(line)) else None
+    return None if name in GENERIC_CLASSES else name
 
 
 def _unwrapped(paste: Paste) -> Paste | None:

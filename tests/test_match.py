@@ -766,5 +766,26 @@ def test_a_long_cut_start_that_only_one_record_begins_with_needs_no_frames(index
     long_cut = "INFO:x:y\nYou are attempting to use Flash Attention 2.0 without specifying a torch dtyp\n"
     hit = top(index, long_cut)
     assert hit is not None and hit.id == "transformers-flash-attention-without-torch-dtype-warning"
-    assert "only this record's message begins with" in " ".join(hit.why)
+    assert "only this message begins with" in " ".join(hit.why)
     assert index.match("INFO:x:y\nYou are attempting to use Flash Attention\n") == []
+
+
+def test_a_fuzzy_match_keeps_the_class_the_line_prints(index):
+    """XLabs-AI/x-flux-comfyui#177 quotes torch's `RuntimeError: Expected query, key, and value to
+    have the same dtype` cut after its first clause; FlashInfer's reworded `ValueError: query, key,
+    and value must have the same dtype` is close in words but raised as another class."""
+    flashinfer = next(e for e in index.entries if e.template == "query, key, and value must have the same dtype")
+    assert index._fuzzy([flashinfer], [(0, "ValueError: query, key and value must have the same dtype")])
+    assert not index._fuzzy([flashinfer], [(0, "RuntimeError: query, key and value must have the same dtype")])
+    # a bare `Warning:` (how C++ warnings print) names no class
+    assert index._fuzzy([flashinfer], [(0, "Warning: query, key and value must have the same dtype")])
+
+
+def test_a_long_cut_start_that_only_one_message_of_its_class_begins_with_needs_no_frames(index):
+    """The same paste: torch's C++ check (RuntimeError) and its nested-tensor copy (ValueError)
+    begin alike; the class the line prints leaves one, which answers."""
+    hit = top(index, "RuntimeError: Expected query, key, and value to have the same dtype\n")
+    assert hit is not None and hit.id == "pytorch-aten:fc64e6c90cd9"
+    # without the class both begin alike, and the start names neither
+    unclassed = top(index, "Expected query, key, and value to have the same dtype\n")
+    assert unclassed is None or "only this message begins with" not in " ".join(unclassed.why)
