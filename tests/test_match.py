@@ -782,10 +782,13 @@ def test_a_fuzzy_match_keeps_the_class_the_line_prints(index):
 
 
 def test_a_long_cut_start_that_only_one_message_of_its_class_begins_with_needs_no_frames(index):
-    """The same paste: torch's C++ check (RuntimeError) and its nested-tensor copy (ValueError)
-    begin alike; the class the line prints leaves one, which answers."""
-    hit = top(index, "RuntimeError: Expected query, key, and value to have the same dtype\n")
-    assert hit is not None and hit.id == "pytorch-aten:fc64e6c90cd9"
+    """torch's C++ SDPA check (RuntimeError) and its Python copy (ValueError) begin alike; a line
+    cut after that start and the class it prints leaves one, which answers without frames."""
+    cut = "Expected query, key, and value to have the same device type\n"
+    runtime, value = top(index, f"RuntimeError: {cut}"), top(index, f"ValueError: {cut}")
+    assert runtime is not None and runtime.id.startswith("pytorch-aten:")
+    assert value is not None and value.id.startswith("torch:")
+    assert all("only this message begins with" in " ".join(hit.why) for hit in (runtime, value))
     # without the class both begin alike, and the start names neither
-    unclassed = top(index, "Expected query, key, and value to have the same dtype\n")
+    unclassed = top(index, cut)
     assert unclassed is None or "only this message begins with" not in " ".join(unclassed.why)
