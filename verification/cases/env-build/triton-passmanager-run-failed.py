@@ -82,5 +82,5 @@ def control(ctx):
     out = t.empty(64, 64, device="cuda", dtype=t.float32)
     qs, ks = 0.0123, 0.0456
     ctx.call(_kernels.scores_int8[(1,)], q, k, out, qs, ks, **TILES)
-    ref = (q.long() @ k.long().T).double() * qs * ks
+    ref = (q.long().cpu() @ k.long().cpu().T).double().to(q.device) * qs * ks  # CUDA has no int64 matmul
     ctx.close(out, ref.float(), atol=1e-4, rtol=1e-5)
