@@ -273,6 +273,23 @@ TRICKY_CONFIG = {
         + "def serve():\n    subprocess.run(['vllm', 'serve', 'm', '--attention-backend', 'sdpa'])\n\n"
         "def load():\n    with torch.autocast('cuda'):\n        return AutoModelForCausalLM.from_pretrained("
         "'m', attn_implementation='flash_attention_2', torch_dtype=torch.float32)\n", 1),
+    # mixed precision set up in another function than the float32 FlashAttention load (EKB802):
+    # that function must stay
+    "Accelerator elsewhere": (
+        "import torch\nfrom accelerate import Accelerator\nfrom transformers import AutoModelForCausalLM\n\n"
+        + _UNRELATED + "def setup():\n    return Accelerator(mixed_precision='bf16')\n\n" + _UNRELATED.replace("unrelated", "other")
+        + "def load():\n    return AutoModelForCausalLM.from_pretrained("
+        "'m', attn_implementation='flash_attention_2', torch_dtype=torch.float32)\n", 0),
+    "Accelerator elsewhere, precision off": (
+        "import torch\nfrom accelerate import Accelerator\nfrom transformers import AutoModelForCausalLM\n\n"
+        + _UNRELATED + "def setup():\n    return Accelerator(mixed_precision='no')\n\n"
+        "def load():\n    return AutoModelForCausalLM.from_pretrained("
+        "'m', attn_implementation='flash_attention_2', torch_dtype=torch.float32)\n", 1),
+    "training arguments elsewhere": (
+        "import torch\nimport transformers\nfrom transformers import AutoModelForCausalLM\n\n"
+        + _UNRELATED + "class Setup:\n    def args(self):\n        return transformers.TrainingArguments('o', bf16=True)\n\n"
+        "def load():\n    return AutoModelForCausalLM.from_pretrained("
+        "'m', attn_implementation='flash_attention_2', torch_dtype=torch.float32)\n", 0),
     # names that grow through their own assignment: the resolver must still finish
     "self-referencing names": (
         "import transformers\nimport torch\nx = transformers\nx = x.sub\ny = torch\ny = y.nn\n"
