@@ -16,7 +16,7 @@ import json
 import re
 import shlex
 
-from errkb.lint.documents import map_span, markdown_shell, notebook_sources, python_module
+from errkb.lint.documents import map_span, markdown_code, markdown_shell, notebook_sources, python_module
 from errkb.lint.filekinds import file_kind
 from errkb.lint.launch import (MODULES, ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options,
                                shell_value, value_part)
@@ -497,7 +497,8 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
         where = f" at line {mark.line + 1}" if mark is not None else ""
         result.skipped = f"cannot read as {kind}{where}: {type(exc).__name__}"
         return result
-    own = file_versions(text) if launches or kind == "notebook" else {}
+    # a Markdown file's pins count only inside its fenced blocks, not in its prose
+    own = file_versions(markdown_code(text) if kind == "markdown" else text) if launches or kind == "notebook" else {}
     if kind == "docker" and launches:  # an unversioned vLLM/SGLang base image: unknown, not the project's pin
         own = {**dockerfile_base(text), **own}
     for launch in launches:

@@ -35,25 +35,42 @@ _PROMPT = re.compile(r"^([ \t]*(?:\([^)\n]*\)[ \t]*)?[$%][ \t])", re.M)
 # ------------------------------------------------------------------ Markdown
 
 
-def markdown_shell(text: str) -> tuple[str, list[tuple[int, int]]]:
-    """(text with everything but shell commands blanked, ranges of the shell blocks' bodies). The
-    returned text has the same length and newlines as `text`."""
-    out = list(text)
-    blocks = []
+def _fenced_blocks(text: str):
+    """(info string, body start, body end) of each fenced block (``` or ~~~, in lists too)."""
     pos = 0
     while True:
         m = _FENCE.search(text, pos)
         if m is None:
-            break
+            return
         fence, info = m.group(1), m.group(2).lower().lstrip(".")
         body = m.end() + 1
         close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M).search(text, body)
         end = close.start() if close else len(text)
         pos = close.end() if close else len(text)
+        yield info, body, end
+
+
+def markdown_shell(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """(text with everything but shell commands blanked, ranges of the shell blocks' bodies). The
+    returned text has the same length and newlines as `text`."""
+    out = list(text)
+    blocks = []
+    for info, body, end in _fenced_blocks(text):
         if info in SHELL_FENCES and body < end:
             _blank_prompts(text, out, body, end)
             blocks.append((body, end))
     return "".join(out), blocks
+
+
+def markdown_code(text: str) -> str:
+    """`text` with everything outside the bodies of fenced blocks (any info string) blanked, same
+    length and newlines: where a Markdown file's own pins are read (lint/pins.py). Prose often
+    names a version as one option among several; a fenced `pip install vllm==X` or image is what
+    the file runs."""
+    out = [c if c == "\n" else " " for c in text]
+    for _, body, end in _fenced_blocks(text):
+        out[body:end] = text[body:end]
+    return "".join(out)
 
 
 def _blank_prompts(text: str, out: list[str], start: int, end: int) -> None:
@@ -220,4 +237,4 @@ def map_span(virtual: Virtual, locator, start: int, length: int) -> Span:
     return locator.span(a, b - a)
 
 
-__all__ = ["SHELL_FENCES", "Virtual", "map_span", "markdown_shell", "notebook_sources", "python_module"]
+__all__ = ["SHELL_FENCES", "Virtual", "map_span", "markdown_code", "markdown_shell", "notebook_sources", "python_module"]

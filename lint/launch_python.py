@@ -30,6 +30,28 @@ _TRANSFORMERS_LOADERS = ("from_pretrained", "from_config")
 _NOT_MODELS = ("Config", "Configuration", "Tokenizer", "TokenizerFast", "Processor", "FeatureExtractor")
 _ENV_SETTERS = ("setdefault", "putenv", "setenv", "__setitem__")
 
+# Training machinery whose mixed precision decides the dtype FlashAttention gets (EKB802): the
+# packages screen.py resolves calls in, and which of their names count.
+MIXED_PRECISION_FAMILIES = ("accelerate", "transformers", "trl", "deepspeed")
+_HF_TRAINING = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments", "HfArgumentParser"})
+
+
+def mixed_precision_kind(qualname: str) -> str | None:
+    """'accelerate' for accelerate's Accelerator, 'args' for transformers' TrainingArguments,
+    Seq2SeqTrainingArguments, HfArgumentParser and TRL's *Config and *Parser classes (their
+    precision is `bf16`/`fp16`), 'deepspeed' for any DeepSpeed name; None otherwise. Trainers
+    are not counted: their precision is the arguments they are given."""
+    top, _, rest = qualname.partition(".")
+    last = qualname.rsplit(".", 1)[-1]
+    if top == "accelerate" and last == "Accelerator":
+        return "accelerate"
+    if (top == "transformers" and last in _HF_TRAINING) or (
+            top == "trl" and rest and last.endswith(("Config", "Parser"))):
+        return "args"
+    if top == "deepspeed":
+        return "deepspeed"
+    return None
+
 
 def python_launches(index: ModuleIndex) -> list[Launch]:
     got = getattr(index, "_errkb_launches", None)

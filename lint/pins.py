@@ -8,7 +8,8 @@ Precedence, per package (vllm, sglang, transformers), first found wins:
    compose service (`vllm/vllm-openai:v0.8.5`, `lmsysorg/sglang:v0.4.6.post5-cu124`);
 3. the file's own pins: image references (a Dockerfile's `FROM`, `docker run IMAGE`) and
    `pip install vllm==X` in a Dockerfile, script, YAML, Markdown file or notebook, when the file
-   names one version of the package (several different ones: none);
+   names one version of the package (several different ones: none); in a Markdown file, only
+   inside fenced blocks (the caller blanks the prose: documents.markdown_code);
    a container or Dockerfile stage that runs another vLLM/SGLang image (`vllm/vllm-openai:latest`,
    `lmcache/vllm-openai:2025-05-05-v1`) has an unknown version: the project's pins do not apply;
 4. the project's pins: an exact pin (`vllm==0.8.5`, `sglang[all]==0.4.6.post5`) in

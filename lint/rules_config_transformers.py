@@ -13,6 +13,7 @@ from functools import lru_cache
 from errkb.lint import choices
 from errkb.lint.analysis import QualName
 from errkb.lint.launch import ConfigRule, target_release, value_fix
+from errkb.lint.launch_python import mixed_precision_kind
 from errkb.lint.rule import Example, arch_major, register
 from errkb.lint.training_configs import PREFILTER as CONFIG_PREFILTER
 
@@ -42,6 +43,58 @@ def _under_autocast(ctx, arg) -> bool:
     for site in index.calls if index is not None else ():
         if any(a is arg for a in site.node.args):
             return any((t := index.resolve(w.call.func, w.scope)) and t <= _AUTOCAST for w in site.withs)
+    return False
+
+
+def _mixed_precision_elsewhere(ctx) -> bool:
+    """Whether the module trains under a mixed precision that is not `with torch.autocast(...)`
+    and is not visibly off (EKB802 then stays silent: float32 master weights, half precision in
+    the forward). It imports or calls any DeepSpeed name (precision in a JSON config), or imports
+    or calls accelerate's Accelerator or transformers'/TRL's training arguments or argument
+    parsers (launch_python.mixed_precision_kind), unless it calls them and every call turns
+    mixed precision off literally: `Accelerator(mixed_precision="no")`, `bf16=False` and
+    `fp16=False`. An Accelerator without `mixed_precision` takes it from `accelerate launch` or
+    its config, a parser from the command line: unknown, so silent."""
+    index = ctx.index
+    if index is None:
+        return False
+    got = getattr(index, "_errkb_mixed_precision", None)
+    if got is None:
+        got = index._errkb_mixed_precision = _find_mixed_precision(index)
+    return got
+
+
+def _find_mixed_precision(index) -> bool:
+    scopes = [index.root, *(scope for _, scope in index.functions)]
+    imported = {mixed_precision_kind(b.qualname) for scope in scopes for bs in scope.bindings.values()
+                for b in bs if b.kind == "import" and b.qualname} - {None}
+    if "deepspeed" in imported:
+        return True
+    calls = []
+    for site in index.calls:
+        kinds = {mixed_precision_kind(q) for q in index.resolve(site.node.func, site.scope)} - {None}
+        if "deepspeed" in kinds:
+            return True
+        if kinds:
+            calls.append((site, kinds))
+    if not calls:
+        return bool(imported)
+    return not all(_precision_off(index, site, kinds) for site, kinds in calls)
+
+
+def _precision_off(index, site, kinds) -> bool:
+    """Whether this Accelerator / training-arguments call turns mixed precision off literally."""
+    if any(a.star for a in site.node.args):  # **kwargs, *args: not visible
+        return False
+    given = {a.keyword.value: a.value for a in site.node.args if a.keyword is not None}
+
+    def literal(name):
+        return index.value(given[name], site.scope) if name in given else None
+
+    if kinds == {"accelerate"}:
+        return literal("mixed_precision") == "no"
+    if kinds == {"args"}:
+        return literal("bf16") is False and literal("fp16") is False
     return False
 
 
@@ -163,8 +216,15 @@ class TransformersFlashAttnFloat32(ConfigRule):
     """FlashAttention (`attn_implementation='flash_attention_2'`/3/4) with an explicit float32
     dtype (`torch_dtype=`/`dtype=` torch.float32, 'float32'): FlashAttention computes only in
     float16/bfloat16. transformers 4.36 refuses to load; later releases warn and the first forward
-    pass fails inside flash-attn unless autocast is on. A load inside `with torch.autocast(...)`
-    is left alone."""
+    pass fails inside flash-attn unless autocast is on. Float32 weights are the master-weight
+    pattern of mixed-precision training, so the load is left alone inside `with
+    torch.autocast(...)`, and in a module that trains under a mixed precision it cannot see as
+    autocast: one that builds accelerate's `Accelerator` (unless with `mixed_precision="no"`;
+    without it, `accelerate launch` or its config decides), uses transformers'
+    `TrainingArguments`/`Seq2SeqTrainingArguments`/`HfArgumentParser` or TRL's configs or
+    `TrlParser` (unless every such call passes `bf16=False` and `fp16=False`), or imports
+    DeepSpeed (precision from its JSON config). A trainer is not counted by itself: its
+    precision is that of the arguments it is given."""
 
     CODE = "EKB802"
     NAME = "transformers-flash-attn-float32"
@@ -185,6 +245,38 @@ class TransformersFlashAttnFloat32(ConfigRule):
         "import torch\n" + _PY + "with torch.device('cuda'), torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n"
         "    m = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.float32, "
         "attn_implementation='flash_attention_2')",
+        # ninth held-out round (DPO/MLE training scripts): float32 master weights under Accelerate's
+        # bf16, or under whatever `accelerate launch` sets (no mixed_precision: unknown)
+        "import torch\nfrom accelerate import Accelerator\n" + _PY + "def main(args):\n"
+        "    if args.mixed_precision:\n"
+        "        accelerator = Accelerator(gradient_accumulation_steps=8, mixed_precision='bf16')\n"
+        "    else:\n        accelerator = Accelerator(gradient_accumulation_steps=8)\n"
+        "    model = AutoModelForCausalLM.from_pretrained(args.model, attn_implementation='flash_attention_2', "
+        "torch_dtype=torch.float32)\n    return accelerator.prepare(model)",
+        # ninth held-out round (SFT with the HF Trainer and DeepSpeed ZeRO): bf16/fp16 from the command line
+        "import torch\nimport transformers\nfrom transformers import HfArgumentParser, TrainingArguments\n"
+        "from deepspeed import zero\n" + _PY + "def train():\n"
+        "    parser = HfArgumentParser((ModelArguments, TrainingArguments))\n"
+        "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+        "    model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, "
+        "attn_implementation='flash_attention_2', torch_dtype=torch.float32)\n"
+        "    return transformers.Trainer(model=model, args=training_args)",
+        # each alone: a parser (precision from the command line), Accelerator() (from `accelerate
+        # launch`), DeepSpeed (from its JSON config), training arguments only annotated here
+        "import torch\nfrom transformers import HfArgumentParser, TrainingArguments\n" + _PY
+        + "args, = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n"
+        "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', dtype=torch.float32)",
+        "import torch\nimport accelerate\n" + _PY + "acc = accelerate.Accelerator()\n"
+        "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', dtype=torch.float32)",
+        "import torch\nimport deepspeed\n" + _PY
+        + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', dtype=torch.float32)\n"
+        "engine, *_ = deepspeed.initialize(model=m, config='ds.json')",
+        "import torch\nfrom transformers import TrainingArguments\n" + _PY + "def load(args: TrainingArguments):\n"
+        "    return AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', dtype=torch.float32)",
+        # TRL's configs turn bf16 on unless fp16 is set
+        "import torch\nfrom trl import SFTConfig, SFTTrainer\n" + _PY
+        + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', dtype=torch.float32)\n"
+        "SFTTrainer(model=m, args=SFTConfig(output_dir='out'))",
     ]
     INVALID = [
         Example("import torch\n" + _PY + "AutoModelForCausalLM.from_pretrained('m', "
@@ -194,6 +286,18 @@ class TransformersFlashAttnFloat32(ConfigRule):
         # axolotl: no half precision asked for, so resolve_dtype loads float32
         Example("base_model: m\nflash_attention: true\nbf16: false\n", path="axolotl.yml"),
         Example(_PY + "AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_3', dtype='float32')"),
+        # training machinery with mixed precision literally off: the forward runs in float32
+        Example("import torch\nfrom accelerate import Accelerator\n" + _PY
+                + "accelerator = Accelerator(mixed_precision='no')\n"
+                "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', "
+                "torch_dtype=torch.float32)"),
+        Example("import torch\nfrom transformers import Trainer, TrainingArguments\n" + _PY
+                + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', "
+                "torch_dtype=torch.float32)\n"
+                "Trainer(model=m, args=TrainingArguments(output_dir='o', bf16=False, fp16=False))"),
+        Example("import torch\nfrom trl import SFTConfig\n" + _PY
+                + "cfg = SFTConfig(output_dir='o', bf16=False, fp16=False)\n"
+                "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', dtype=torch.float32)"),
     ]
 
     def check_launch(self, launch, ctx):
@@ -205,7 +309,7 @@ class TransformersFlashAttnFloat32(ConfigRule):
             if dtype is None:
                 continue
             value = dtype.value.name.removeprefix("torch.") if isinstance(dtype.value, QualName) else dtype.value
-            if value in _FP32 and not _under_autocast(ctx, dtype.anchor):
+            if value in _FP32 and not _under_autocast(ctx, dtype.anchor) and not _mixed_precision_elsewhere(ctx):
                 template = site_template("transformers", f"Flash Attention {impl.text[-1]} only supports")
                 text = template.format(class_name="the model", dtype="torch.float32") if template else None
                 yield self.at(dtype, fa_version=impl.text[-1], details="", text=text)

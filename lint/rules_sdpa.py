@@ -121,18 +121,28 @@ class SdpaFlashOnlyWithMask(Rule):
         return RuleFix(title, True, (insert_after(items[-1].value, f", {efficient}"),))
 
 
+_MATH_ONLY = ({"MATH"}, {"MATH", "FLASH_ATTENTION"})  # flash refuses any mask: math is left
+
+
 @register
 class SdpaMaskWithIsCausal(Rule):
-    """attn_mask together with is_causal=True is refused by SDPA's math kernel (the one used on
-    CPU, as a fallback, or when forced), so the call works on some machines and fails on others."""
+    """attn_mask together with is_causal=True inside an `sdpa_kernel(...)` (or legacy
+    `torch.backends.cuda.sdp_kernel(...)`) context that leaves SDPA's math kernel as the only
+    backend able to take the mask (MATH alone, or MATH with FLASH_ATTENTION, which refuses every
+    mask): the math kernel refuses the pair. Outside such a context the call is not reported: the
+    fused kernels that take masks (CUDA memory-efficient, the CPU flash kernel) accept both, and
+    on torch 2.11 a bare call passed on CUDA and on the CPU in float32 (the record's
+    verification); whether it reaches the math kernel there depends on shapes, dtypes and the
+    device, which the module does not show."""
 
     CODE = "EKB302"
     NAME = "sdpa-attn-mask-with-is-causal"
     RECORDS = ("sdpa-attn-mask-with-is-causal",)
     TARGETS = SDPA
     PREFILTER = last_names(SDPA)
-    HINT = ("raised whenever SDPA runs its math kernel (CPU, fallback or forced); fold the causal "
-            "triangle into attn_mask and pass is_causal=False, or drop attn_mask")
+    HINT = ("this context leaves the math kernel as the only backend that can take the mask, and it "
+            "refuses attn_mask with is_causal=True; fold the causal triangle into attn_mask and pass "
+            "is_causal=False, drop attn_mask, or allow EFFICIENT_ATTENTION")
     VALID = [
         _F + "F.scaled_dot_product_attention(q, k, v, is_causal=True)",
         _F + "F.scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=True)",
@@ -140,14 +150,42 @@ class SdpaMaskWithIsCausal(Rule):
         # held-out triage (an SGLang fork's CLIP encoder): the mask is None on one path, as with mask=None above
         _F + "def f(q, k, v, pad):\n    if pad is not None:\n        m = pad[:, None]\n    else:\n        m = None\n"
         "    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)",
+        # no context: the backend SDPA picks decides, and the fused kernels that take masks accept
+        # both (ninth held-out round: a padded prefill on CUDA)
+        _F + "F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)",
+        "from torch.nn.functional import scaled_dot_product_attention as sdpa\n"
+        "CAUSAL = True\nsdpa(q, k, v, m, 0.0, CAUSAL)",
+        # ninth held-out round: a test suite's 4-D float64 CPU calls, which its assertions say return
+        "import torch\nimport torch.nn.functional as F\n"
+        "q = k = v = torch.randn(2, 4, 8, 16, dtype=torch.float64)\n"
+        "mask = torch.zeros(8, 8, dtype=torch.bool)\n"
+        "out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)",
+        # a context that allows a mask-capable fused kernel, or one the module does not show
+        _F + _CTX + "with sdpa_kernel([SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION]):\n"
+        "    F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)",
+        _F + _CTX + "with sdpa_kernel(backends):\n    F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)",
+        _F + "import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=False):\n"
+        "    F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)",
+        # math-only, but without the pair
+        _F + _CTX + "with sdpa_kernel(SDPBackend.MATH):\n    F.scaled_dot_product_attention(q, k, v, attn_mask=m)",
     ]
     INVALID = [
-        Example(_F + "F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)"),
-        Example("from torch.nn.functional import scaled_dot_product_attention as sdpa\n"
-                "CAUSAL = True\nsdpa(q, k, v, m, 0.0, CAUSAL)"),
+        Example(_F + _CTX + "with sdpa_kernel(SDPBackend.MATH):\n"
+                "    F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)"),
+        Example(_CTX + "from torch.nn.functional import scaled_dot_product_attention as sdpa\n"
+                "CAUSAL = True\nwith sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):\n"
+                "    sdpa(q, k, v, m, 0.0, CAUSAL)"),
+        # the legacy context (ninth round, not counted: a file forcing math on one path)
+        Example(_F + "import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=False, enable_math=True, "
+                "enable_mem_efficient=False, enable_cudnn=False):\n"
+                "    F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)"),
+        Example(_F + "import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=True, "
+                "enable_mem_efficient=False, enable_cudnn=False):\n"
+                "    F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)"),
     ]
 
     def check(self, site, targets, args, ctx):
         mask, causal = args["attn_mask"], args["is_causal"]
-        if mask.state == PRESENT and causal.state == PRESENT and causal.value is True:
+        if (mask.state == PRESENT and causal.state == PRESENT and causal.value is True
+                and sdpa_backends(ctx.index, site) in _MATH_ONLY):
             yield self.report(mask.node)

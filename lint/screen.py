@@ -16,7 +16,9 @@ rule left out cannot report here, so the findings are those of running every rul
   launch_python: a call to an engine constructor (vLLM, SGLang) or a transformers loader (as
   above), `.set_attn_implementation(...)` in a module importing transformers, a VLLM_* string
   or keyword (vLLM's environment), or a string, list or tuple that starts a server
-  (pyfacts.ModuleFacts.literal_tools).
+  (pyfacts.ModuleFacts.literal_tools). The calls that set up a mixed precision EKB802 reads
+  (accelerate's Accelerator, transformers'/TRL's training arguments, DeepSpeed) are kept with
+  the Launches' calls, though they make no Launch.
 - Any other rule (its own `run`, as EKB401) is not screened.
 
 The calls that may reach a kernel rule's targets are also where narrow.py keeps code.
@@ -30,7 +32,7 @@ from typing import Callable, Iterable
 
 from errkb.lint.analysis import relative_base
 from errkb.lint.launch import ConfigRule
-from errkb.lint.launch_python import SGLANG_CALLS, VLLM_CALLS
+from errkb.lint.launch_python import MIXED_PRECISION_FAMILIES, SGLANG_CALLS, VLLM_CALLS, mixed_precision_kind
 from errkb.lint.prefilter import groups_found, tokens_of
 from errkb.lint.pyfacts import ModuleFacts, Resolver
 from errkb.lint.rule import Rule
@@ -113,7 +115,7 @@ def candidates(tree: ast.Module, source: bytes, rules: Iterable[Rule], module: s
     kernel_targets = {t for rule in maybe if _kind(rule) == "kernel" for t in rule.TARGETS}
     config = "config" in kinds
     resolve = Resolver(mod, kernel_targets | (VLLM_CALLS | SGLANG_CALLS if config else set()),
-                       ("transformers",) if config else ())
+                       MIXED_PRECISION_FAMILIES if config else ())
     sites: dict[str, list] = {}  # kernel rule code -> its calls, with their regions
     tools = set(mod.literal_tools)
     transformers_imported = config and any(q.split(".")[0] == "transformers" for q in mod.bound)
@@ -126,6 +128,8 @@ def candidates(tree: ast.Module, source: bytes, rules: Iterable[Rule], module: s
                     sites.setdefault(rule.CODE, []).append((call, region))
         if config and (found_tools := _launch_tools(call, got, transformers_imported)):
             tools |= found_tools
+            launch_sites.append((call, region))
+        elif config and any(mixed_precision_kind(q) for q in got):  # what EKB802 asks (no tool of its own)
             launch_sites.append((call, region))
     out, calls, regions = [], [], set()
     for rule in maybe:

@@ -15,7 +15,9 @@ from errkb.cli import main
 BAD = ("from sglang.kernels.ops.attention.flash_attention_v4 import flash_attn_with_kvcache\n"
        "import torch.nn.functional as F\n"
        "out = flash_attn_with_kvcache(q, kc, vc, k=k_new)\n"
-       "F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\n")
+       "from torch.nn.attention import sdpa_kernel, SDPBackend\n"
+       "with sdpa_kernel(SDPBackend.MATH):\n"  # EKB302 needs a math-only context
+       "    F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\n")
 SCHEMA = Path(__file__).parent / "data" / "sarif" / "sarif-2.1.0-rtm.5.json"
 
 
@@ -89,7 +91,7 @@ def test_inline_suppression_and_unused_suppressions(tmp_path, capsys):
     assert rc == 0 and out == ""
     rc, out, _ = lint(tmp_path, "--no-cache", "--report-unused-suppressions", "--format", "json", capsys=capsys)
     found = json.loads(out)
-    assert rc == 1 and [(f["line"], f["rule"]) for f in found] == [(5, "EKB000")]
+    assert rc == 1 and [(f["line"], f["rule"]) for f in found] == [(7, "EKB000")]
 
 
 def test_sarif_validates_against_the_official_schema(tree, capsys):

@@ -108,3 +108,33 @@ def test_stdin_reads_the_pins_above_its_name(project, capsys, monkeypatch):
 
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"vllm serve m --attention-backend FLASHINFER\n")))
     assert _rules(capsys, "-", "--stdin-filename", "scripts/new.sh")[0] == [("scripts/new.sh", 1, "EKB603")]
+
+
+_NOTES_FENCE = "```bash\nexport VLLM_USE_V1=1\nvllm serve m\n```\n"
+
+
+def test_a_markdown_files_prose_names_no_target(project, capsys):
+    """The ninth held-out round's GH200 notes: `vllm==0.21.0` in a prose line (one of several
+    routes) is not the target of the file's fenced commands; the project's vllm==0.11.0 is, and
+    0.11.0 reads VLLM_USE_V1."""
+    text = ("# Notes\n\nReliable routes: (a) the NGC image, or (b) `pip install vllm==0.21.0` "
+            "(vllm==0.21.0 is newest).\n\n" + _NOTES_FENCE)
+    (project / "notes.md").write_text(text)
+    assert pins.file_versions(text)["vllm"][0] == "0.21.0"  # the raw text names it ...
+    from errkb.lint.documents import markdown_code
+    assert pins.file_versions(markdown_code(text)) == {}  # ... but not inside a fence
+    assert _rules(capsys, "notes.md")[0] == []
+    (project / "pyproject.toml").write_text("[project]\n")  # no project pin: no target, still nothing
+    assert _rules(capsys, "notes.md")[0] == []
+
+
+def test_a_markdown_files_fenced_pins_are_read(project, capsys):
+    (project / "notes.md").write_text("# Notes\n\n```bash\npip install vllm==0.21.0\n```\n\n" + _NOTES_FENCE)
+    got, found = _rules(capsys, "notes.md")
+    assert got == [("notes.md", 8, "EKB602")]
+    assert "[target vllm 0.21.0: vllm==0.21.0 at line 4]" in found[0]["message"]
+    # any fence, not only shell ones: an image in a Dockerfile block
+    (project / "notes.md").write_text("Run it in\n\n~~~dockerfile\nFROM vllm/vllm-openai:v0.21.0\n~~~\n\n" + _NOTES_FENCE)
+    got, found = _rules(capsys, "notes.md")
+    assert got == [("notes.md", 8, "EKB602")]
+    assert "[target vllm 0.21.0: image vllm/vllm-openai:v0.21.0 at line 4]" in found[0]["message"]

@@ -142,7 +142,7 @@ def test_narrowing_is_exercised_by_the_cases():
 
 _SDPA_CLASS = '''\
 import torch.nn.functional as F
-
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 class Attention:
     def __init__(self):
@@ -153,7 +153,8 @@ class Attention:
         return sum(y)
 
     def forward(self, q, k, v, m):
-        return self.attn(q, k, v, attn_mask=m, is_causal=True)
+        with sdpa_kernel(SDPBackend.MATH):  # EKB302 needs a math-only context
+            return self.attn(q, k, v, attn_mask=m, is_causal=True)
 '''
 
 _FP8_LAYER = '''\
@@ -174,6 +175,10 @@ class Layer:
         return flash_attn_func(q, k, v)
 '''
 
+# EKB302 reports only where the context leaves the math kernel alone to take the mask
+_MATH = "from torch.nn.attention import SDPBackend, sdpa_kernel\n"
+_FA4_KV = "from sglang.kernels.ops.attention.flash_attention_v4 import flash_attn_with_kvcache\n"
+
 # constructs narrowing must get right: each is linted with the stages on and off
 TRICKY = {
     # the call resolves through a self attribute stored in another method (that method stays)
@@ -181,30 +186,36 @@ TRICKY = {
     # a second store of None makes the attribute ambiguous: the storing method must stay too
     "self attribute also set to None": (_SDPA_CLASS + "\n    def reset(self):\n        self.attn = None\n", 0),
     # an alias at module level, the call in a function among others
-    "module alias": ("import torch.nn.functional as F\nsdpa = F.scaled_dot_product_attention\n\n"
-                     "def a():\n    return 1\n\ndef b(q, k, v, m):\n    return sdpa(q, k, v, m, 0.0, True)\n", 1),
-    # bodies on the header's line, a multi-line header ending on the body's line
-    "one-line bodies": ("import torch.nn.functional as F\ndef a(): return 1\ndef b(q, k,\n      v, m): "
-                        "return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\n"
-                        "def c():\n    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\n", 2),
+    "module alias": ("import torch.nn.functional as F\nsdpa = F.scaled_dot_product_attention\n" + _MATH + "\n"
+                     "def a():\n    return 1\n\ndef b(q, k, v, m):\n    with sdpa_kernel(SDPBackend.MATH):\n"
+                     "        return sdpa(q, k, v, m, 0.0, True)\n", 1),
+    # bodies on the header's line, a multi-line header ending on the body's line (EKB101: a `with`
+    # cannot share the header's line), and a one-line `with` body
+    "one-line bodies": ("import torch.nn.functional as F\n" + _MATH + _FA4_KV + "def a(): return 1\ndef b(q, k,\n      v, m): "
+                        "return flash_attn_with_kvcache(q, k, v, k=m)\n"
+                        "def c():\n    with sdpa_kernel(SDPBackend.MATH): "
+                        "return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\n", 2),
     # a decorated function first in a body that is blanked, and one that holds the call
-    "decorated first statement": ("import functools\nimport torch.nn.functional as F\n\ndef outer():\n"
+    "decorated first statement": ("import functools\nimport torch.nn.functional as F\n" + _MATH + "\ndef outer():\n"
                                   "    @functools.lru_cache\n    def cached():\n        return 1\n    return cached\n\n"
                                   "def user(q, k, v, m):\n    @functools.wraps(user)\n    def inner():\n"
-                                  "        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\n"
+                                  "        with sdpa_kernel(SDPBackend.MATH):\n"
+                                  "            return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\n"
                                   "    return inner\n", 1),
     # a value from an enclosing function's binding
-    "enclosing binding": ("import torch.nn.functional as F\n\ndef outer(q, k, v, m):\n    causal = True\n"
-                          "    def other():\n        return 0\n    def inner():\n"
-                          "        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal)\n"
+    "enclosing binding": ("import torch.nn.functional as F\n" + _MATH + "\ndef outer(q, k, v, m):\n    causal = True\n"
+                          "    def other():\n        return 0\n    def inner():\n        with sdpa_kernel(SDPBackend.MATH):\n"
+                          "            return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal)\n"
                           "    return inner()\n", 1),
     # a function-local import shadowing nothing, the call two functions down
     "local import": ("def first():\n    return 0\n\ndef second(q, k, v, m):\n"
                      "    from torch.nn.functional import scaled_dot_product_attention as sdpa\n"
-                     "    return sdpa(q, k, v, attn_mask=m, is_causal=True)\n", 1),
+                     "    from torch.nn.attention import SDPBackend, sdpa_kernel\n"
+                     "    with sdpa_kernel(SDPBackend.MATH):\n        return sdpa(q, k, v, attn_mask=m, is_causal=True)\n", 1),
     # a suppression comment in the kept function
-    "suppressed": ("import torch.nn.functional as F\ndef a():\n    return 1\ndef b(q, k, v, m):\n"
-                   "    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)  # errkb: ignore\n", 0),
+    "suppressed": ("import torch.nn.functional as F\n" + _MATH + "def a():\n    return 1\ndef b(q, k, v, m):\n"
+                   "    with sdpa_kernel(SDPBackend.MATH):\n"
+                   "        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)  # errkb: ignore\n", 0),
     # a dtype the analysis follows from an argument, through a local name, to a self attribute
     # stored in another method (that method stays, the unrelated one goes)
     "dtype through a name and self": (_FP8_LAYER, 1),
@@ -212,10 +223,10 @@ TRICKY = {
         _FP8_LAYER + "\n    def reset(self):\n        self.kv_dtype = None\n", 0),
     # a self attribute stored from another self attribute, stored in a third method
     "self attribute chain": (
-        "import torch.nn.functional as F\n\nclass A:\n    def __init__(self):\n        self.fn = self.impl\n\n"
+        "import torch.nn.functional as F\n" + _MATH + "\nclass A:\n    def __init__(self):\n        self.fn = self.impl\n\n"
         "    def setup(self):\n        self.impl = F.scaled_dot_product_attention\n\n"
         "    def unrelated(self):\n        self.other = 2\n\n    def forward(self, q, k, v, m):\n"
-        "        return self.fn(q, k, v, attn_mask=m, is_causal=True)\n", 1),
+        "        with sdpa_kernel(SDPBackend.MATH):\n            return self.fn(q, k, v, attn_mask=m, is_causal=True)\n", 1),
     # the backend of the `with` around the call is a self attribute stored in __init__
     "with-item through self": (
         "import torch.nn.functional as F\nfrom torch.nn.attention import sdpa_kernel, SDPBackend\n\n"
@@ -224,10 +235,12 @@ TRICKY = {
         "        with sdpa_kernel(self.backend):\n"
         "            return F.scaled_dot_product_attention(q, k, v, attn_mask=m)\n", 1),
     # CRLF line ends and a coding cookie: parsed whole
-    "crlf": ("import torch.nn.functional as F\r\ndef a():\r\n    return 1\r\ndef b(q, k, v, m):\r\n"
-             "    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\r\n", 1),
-    "latin-1 cookie": ("# -*- coding: latin-1 -*-\nimport torch.nn.functional as F\ndef a():\n    return 'caf\xe9'\n"
-                       "def b(q, k, v, m):\n    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\n",
+    "crlf": ("import torch.nn.functional as F\r\n" + _MATH.replace("\n", "\r\n") + "def a():\r\n    return 1\r\n"
+             "def b(q, k, v, m):\r\n    with sdpa_kernel(SDPBackend.MATH):\r\n"
+             "        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\r\n", 1),
+    "latin-1 cookie": ("# -*- coding: latin-1 -*-\nimport torch.nn.functional as F\n" + _MATH + "def a():\n    return 'caf\xe9'\n"
+                       "def b(q, k, v, m):\n    with sdpa_kernel(SDPBackend.MATH):\n"
+                       "        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=True)\n",
                        1),
 }
 
@@ -260,6 +273,23 @@ TRICKY_CONFIG = {
         + "def serve():\n    subprocess.run(['vllm', 'serve', 'm', '--attention-backend', 'sdpa'])\n\n"
         "def load():\n    with torch.autocast('cuda'):\n        return AutoModelForCausalLM.from_pretrained("
         "'m', attn_implementation='flash_attention_2', torch_dtype=torch.float32)\n", 1),
+    # mixed precision set up in another function than the float32 FlashAttention load (EKB802):
+    # that function must stay
+    "Accelerator elsewhere": (
+        "import torch\nfrom accelerate import Accelerator\nfrom transformers import AutoModelForCausalLM\n\n"
+        + _UNRELATED + "def setup():\n    return Accelerator(mixed_precision='bf16')\n\n" + _UNRELATED.replace("unrelated", "other")
+        + "def load():\n    return AutoModelForCausalLM.from_pretrained("
+        "'m', attn_implementation='flash_attention_2', torch_dtype=torch.float32)\n", 0),
+    "Accelerator elsewhere, precision off": (
+        "import torch\nfrom accelerate import Accelerator\nfrom transformers import AutoModelForCausalLM\n\n"
+        + _UNRELATED + "def setup():\n    return Accelerator(mixed_precision='no')\n\n"
+        "def load():\n    return AutoModelForCausalLM.from_pretrained("
+        "'m', attn_implementation='flash_attention_2', torch_dtype=torch.float32)\n", 1),
+    "training arguments elsewhere": (
+        "import torch\nimport transformers\nfrom transformers import AutoModelForCausalLM\n\n"
+        + _UNRELATED + "class Setup:\n    def args(self):\n        return transformers.TrainingArguments('o', bf16=True)\n\n"
+        "def load():\n    return AutoModelForCausalLM.from_pretrained("
+        "'m', attn_implementation='flash_attention_2', torch_dtype=torch.float32)\n", 0),
     # names that grow through their own assignment: the resolver must still finish
     "self-referencing names": (
         "import transformers\nimport torch\nx = transformers\nx = x.sub\ny = torch\ny = y.nn\n"
