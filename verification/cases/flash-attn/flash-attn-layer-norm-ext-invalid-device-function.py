@@ -55,6 +55,8 @@ def _run(ctx, build: str):
     line = _venv.tool_message(res.output, ctx.record["template"])
     ctx.note(f"{build}: exit {res.returncode}, " + (f"printed {line!r}" if line else
                                                   "ran" if saved else _venv.last_exception(res.output, 300)))
+    if not line and not saved:
+        ctx.note(f"{build}: last output {res.tail(300)!r}")
     return res, saved, line
 
 
