@@ -137,6 +137,23 @@ def ran(res: _venv.Run) -> dict:
     return out
 
 
+RMSNORM_TOLERANCE = 3e-2  # bfloat16 output (8 bits of mantissa) of values up to about 4
+
+
+def runs_without_flash_attn(ctx) -> None:
+    """The Qwen remote code loads without flash-attn's extensions and runs a forward pass whose
+    PyTorch RMSNorm (bfloat16) is within RMSNORM_TOLERANCE of fp64."""
+    res = load(ctx, {"bf16": True})
+
+    def works_without():
+        out = ran(res)
+        if out["rmsnorm_max_error"] > RMSNORM_TOLERANCE:
+            raise AssertionError(f"the PyTorch RMSNorm is off by {out['rmsnorm_max_error']} (tolerance {RMSNORM_TOLERANCE})")
+        ctx.note(f"forward {out}; RMSNorm (bfloat16) within {out['rmsnorm_max_error']:.2e} of fp64, "
+                 f"tolerance {RMSNORM_TOLERANCE}")
+    ctx.call(works_without)
+
+
 def flash_attn_check(ctx, code: str) -> str:
     """The fix's check, run by env()'s Python: the exception it names."""
     res = env(ctx).python_run(code)

@@ -9,33 +9,15 @@ parameter list. Fix 2 (each rank's GPU as current device) needs two GPUs and ski
 Fix 3 is its second half, the one that can run anywhere: PyTorch's SDPA on the same CPU tensors
 (turning a pipeline's offloading off needs that pipeline)."""
 
-import triton
-import triton.language as tl
-
 from errkb.verify.case import Refuted
 from verification.cases._common import TOL, ref_attention
+from verification.cases.triton._launch_kernels import attn_fwd
 
 BACKEND = "triton"
 REQUIRES = {"cuda": True, "packages": ["torch", "triton"]}
 STEP_REQUIRES = {"fix_3": {"cuda": False}}  # SDPA on CPU tensors, as the fix says
 TIMEOUT = 300
 B, H, L, D = 2, 4, 64, 64
-
-
-@triton.jit
-def attn_fwd(Q, K, V, O, scale, L: tl.constexpr, D: tl.constexpr):
-    bh = tl.program_id(0)
-    rows = tl.arange(0, L)
-    cols = tl.arange(0, D)
-    idx = bh * L * D + rows[:, None] * D + cols[None, :]
-    q = tl.load(Q + idx)
-    k = tl.load(K + idx)
-    v = tl.load(V + idx)
-    s = tl.dot(q, tl.trans(k)) * scale
-    p = tl.exp(s - tl.max(s, axis=1)[:, None])
-    p = p / tl.sum(p, axis=1)[:, None]
-    o = tl.dot(p.to(v.dtype), v)
-    tl.store(O + idx, o.to(O.dtype.element_ty))
 
 
 def attention(q, k, v):
