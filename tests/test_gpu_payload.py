@@ -113,7 +113,8 @@ def test_the_real_lock_s_plan_keeps_each_call_under_its_limit(tmp_path):
     assert all(plan.used(c) <= limit for c in payload_plan.all_calls(lock))
     for payload in lock.payloads:
         assert {p.call for p in plan.pieces if p.payload == payload.name} <= set(payload.calls)
-    assert max(p.call for p in plan.pieces if p.payload == "xformers-abi") <= 3
+    # call 4 runs the sdpa cases that need xFormers's ABI pair, and installs what it completes first
+    assert max(p.call for p in plan.pieces if p.payload == "xformers-abi") <= 4
 
 
 def _lock_data() -> dict:
