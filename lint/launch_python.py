@@ -32,15 +32,20 @@ _ENV_SETTERS = ("setdefault", "putenv", "setenv", "__setitem__")
 
 # Training machinery whose mixed precision decides the dtype FlashAttention gets (EKB802): the
 # packages screen.py resolves calls in, and which of their names count.
-MIXED_PRECISION_FAMILIES = ("accelerate", "transformers", "trl", "deepspeed")
+MIXED_PRECISION_FAMILIES = ("accelerate", "transformers", "trl", "deepspeed", "torch")
 _HF_TRAINING = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments", "HfArgumentParser"})
+AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
+                      "torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"})
 
 
 def mixed_precision_kind(qualname: str) -> str | None:
     """'accelerate' for accelerate's Accelerator, 'args' for transformers' TrainingArguments,
     Seq2SeqTrainingArguments, HfArgumentParser and TRL's *Config and *Parser classes (their
-    precision is `bf16`/`fp16`), 'deepspeed' for any DeepSpeed name; None otherwise. Trainers
-    are not counted: their precision is the arguments they are given."""
+    precision is `bf16`/`fp16`), 'deepspeed' for any DeepSpeed name, 'autocast' for torch's
+    autocast (a forward run under it anywhere in the module); None otherwise. Trainers are not
+    counted: their precision is the arguments they are given."""
+    if qualname in AUTOCAST:
+        return "autocast"
     top, _, rest = qualname.partition(".")
     last = qualname.rsplit(".", 1)[-1]
     if top == "accelerate" and last == "Accelerator":

@@ -13,7 +13,7 @@ from functools import lru_cache
 from errkb.lint import choices
 from errkb.lint.analysis import QualName
 from errkb.lint.launch import ConfigRule, target_release, value_fix
-from errkb.lint.launch_python import mixed_precision_kind
+from errkb.lint.launch_python import AUTOCAST, mixed_precision_kind
 from errkb.lint.rule import Example, arch_major, register
 from errkb.lint.training_configs import PREFILTER as CONFIG_PREFILTER
 
@@ -21,8 +21,7 @@ _PY = "from transformers import AutoModelForCausalLM\n"
 _TRL = "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\n"  # a TRL/open-r1 recipe
 _FLASH = ("flash_attention_2", "flash_attention_3", "flash_attention_4")
 _FP32 = ("float32", "float")
-_AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
-                       "torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"})
+_AUTOCAST = AUTOCAST
 
 
 def _registers_custom_attention(ctx) -> bool:
@@ -48,12 +47,13 @@ def _under_autocast(ctx, arg) -> bool:
 
 def _mixed_precision_elsewhere(ctx) -> bool:
     """Whether the module trains under a mixed precision that is not `with torch.autocast(...)`
-    and is not visibly off (EKB802 then stays silent: float32 master weights, half precision in
+    around the load and is not visibly off (EKB802 then stays silent: float32 master weights, half precision in
     the forward). It imports or calls any DeepSpeed name (precision in a JSON config), or imports
     or calls accelerate's Accelerator or transformers'/TRL's training arguments or argument
     parsers (launch_python.mixed_precision_kind), unless it calls them and every call turns
     mixed precision off literally: `Accelerator(mixed_precision="no")`, `bf16=False` and
-    `fp16=False`. An Accelerator without `mixed_precision` takes it from `accelerate launch` or
+    `fp16=False`; torch.autocast called anywhere counts too, unless `enabled=False` or float32.
+    An Accelerator without `mixed_precision` takes it from `accelerate launch` or
     its config, a parser from the command line: unknown, so silent."""
     index = ctx.index
     if index is None:
@@ -95,6 +95,9 @@ def _precision_off(index, site, kinds) -> bool:
         return literal("mixed_precision") == "no"
     if kinds == {"args"}:
         return literal("bf16") is False and literal("fp16") is False
+    if kinds == {"autocast"}:  # torch.autocast(..., enabled=False) or a float32 autocast
+        dtype = literal("dtype")
+        return literal("enabled") is False or (isinstance(dtype, QualName) and dtype.name == "torch.float32")
     return False
 
 
@@ -223,7 +226,9 @@ class TransformersFlashAttnFloat32(ConfigRule):
     without it, `accelerate launch` or its config decides), uses transformers'
     `TrainingArguments`/`Seq2SeqTrainingArguments`/`HfArgumentParser` or TRL's configs or
     `TrlParser` (unless every such call passes `bf16=False` and `fp16=False`), or imports
-    DeepSpeed (precision from its JSON config). A trainer is not counted by itself: its
+    DeepSpeed (precision from its JSON config), or runs anything under `torch.autocast(...)`
+    elsewhere (the forward, as the tenth held-out round's distillation script did; unless every
+    such autocast is `enabled=False` or float32). A trainer is not counted by itself: its
     precision is that of the arguments it is given."""
 
     CODE = "EKB802"
@@ -273,6 +278,10 @@ class TransformersFlashAttnFloat32(ConfigRule):
         "engine, *_ = deepspeed.initialize(model=m, config='ds.json')",
         "import torch\nfrom transformers import TrainingArguments\n" + _PY + "def load(args: TrainingArguments):\n"
         "    return AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', dtype=torch.float32)",
+        # tenth held-out round (a distillation script): the load outside autocast, the forward under it
+        "import torch\n" + _PY + "m = AutoModelForCausalLM.from_pretrained('m', "
+        "attn_implementation='flash_attention_2', dtype=torch.float32)\n"
+        "def step(batch):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return m(**batch)",
         # TRL's configs turn bf16 on unless fp16 is set
         "import torch\nfrom trl import SFTConfig, SFTTrainer\n" + _PY
         + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', dtype=torch.float32)\n"
@@ -287,6 +296,9 @@ class TransformersFlashAttnFloat32(ConfigRule):
         Example("base_model: m\nflash_attention: true\nbf16: false\n", path="axolotl.yml"),
         Example(_PY + "AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_3', dtype='float32')"),
         # training machinery with mixed precision literally off: the forward runs in float32
+        Example("import torch\n" + _PY + "m = AutoModelForCausalLM.from_pretrained('m', "
+                "attn_implementation='flash_attention_2', dtype=torch.float32)\n"
+                "with torch.autocast('cuda', enabled=False):\n    m(x)"),
         Example("import torch\nfrom accelerate import Accelerator\n" + _PY
                 + "accelerator = Accelerator(mixed_precision='no')\n"
                 "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', "
