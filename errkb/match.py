@@ -561,7 +561,7 @@ class MatchIndex:
             if entry.packages & paste.packages or (entry.record_ids and all(r in self.evidence_of for r in entry.record_ids)):
                 why = f"the paste ends inside this message: its first {len(cut)} characters"
                 hits.append((entry, entry.exact_score * CUT_SCORE, (offset + start, offset + len(line)), {}, [why]))
-        # a long start that only one message (of the printed class), or one record's, begins names it without frames
+        # a long start that only one message of the printed class (or one record's messages) begins with names it, no frames needed
         if not hits and len(cut) >= MIN_BARE_CUT and (len(begun) == 1 or len({r for e in begun for r in e.record_ids}) == 1
                                                       and all(e.record_ids for e in begun)):
             why = f"the paste ends inside this message: its first {len(cut)} characters, which only this message begins with"
