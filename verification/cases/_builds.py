@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from pathlib import Path
 
 from errkb import templates
 from verification.cases import _venv
@@ -243,19 +244,36 @@ def only_binary_resolves(ctx, requirement: str, package: str) -> None:
     ctx.note(would[0][:400])
 
 
+def pip_target(ctx, name: str, *args, env: _venv.Venv, what: str) -> Path:
+    """`pip install --target` of `args` into the folder `name`, once per machine (a stamp file
+    says it is complete): a package set put in front of a torch through PYTHONPATH."""
+    folder = _venv._tmp_root() / name
+    stamp = folder / ".errkb-done"
+    if not stamp.exists():
+        res = env.pip("install", "--target", folder, *args, timeout=900)
+        if res.returncode != 0:
+            ctx.skip(f"could not install {what}: {res.tail(400)}")
+        stamp.write_text(" ".join(map(str, args)))
+    return folder
+
+
 def target_dir(ctx, requirement: str, *, no_deps: bool = False, env: _venv.Venv | None = None) -> str:
     """`pip install --target` of `requirement` (pip 26.3) into a folder of its own, put in front of
     with_torch()'s packages (or `env`'s) through PYTHONPATH by the steps: one torch for several
     releases of a pure-Python library."""
-    folder = _venv._tmp_root() / ("target-" + os.path.basename(requirement).replace("=", "-").replace(" ", ""))
-    stamp = folder / ".errkb-done"
-    if not stamp.exists():
-        env = env or with_torch(ctx)
-        res = env.pip("install", "--target", folder, *(["--no-deps"] if no_deps else []), requirement, timeout=900)
-        if res.returncode != 0:
-            ctx.skip(f"could not install {requirement}: {res.tail(400)}")
-        stamp.write_text(requirement)
+    name = "target-" + os.path.basename(requirement).replace("=", "-").replace(" ", "")
+    folder = pip_target(ctx, name, *(["--no-deps"] if no_deps else []), requirement,
+                        env=env or with_torch(ctx), what=requirement)
     ctx.note(f"{requirement} installed with pip --target" + ("" if env else f", next to torch {torch_requirement()[0]}"))
+    return str(folder)
+
+
+def cached_triton(ctx, requirement: str, env: _venv.Venv) -> str:
+    """Triton `requirement` from the wheel cached under the download cache's triton/ (no index),
+    `--no-deps --target`: a Triton release beside a CPU torch that ships another."""
+    name = "target-" + requirement.replace("==", "-")
+    folder = pip_target(ctx, name, "--no-deps", "--no-index", "--find-links", _venv.cache_dir() / "triton",
+                        requirement, env=env, what=f"{requirement} from the cached wheel")
     return str(folder)
 
 

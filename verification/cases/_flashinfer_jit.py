@@ -40,13 +40,7 @@ def site(ctx, version: str) -> tuple[_venv.Venv, list[str]]:
     """(with_cpu_torch()'s environment, [flashinfer-python `version`'s folder, the DEPS folder])."""
     env = b.with_cpu_torch(ctx)
     folder = b.target_dir(ctx, f"flashinfer-python=={version}", no_deps=True, env=env)
-    deps = _venv._tmp_root() / "target-flashinfer-deps"
-    stamp = deps / ".errkb-done"
-    if not stamp.exists():
-        res = env.pip("install", "--target", deps, *DEPS, timeout=900)
-        if res.returncode != 0:
-            ctx.skip(f"could not install FlashInfer's import dependencies: {res.tail(400)}")
-        stamp.write_text(" ".join(DEPS))
+    deps = b.pip_target(ctx, "target-flashinfer-deps", *DEPS, env=env, what="FlashInfer's import dependencies")
     note = f"flashinfer-python {version} (--no-deps) next to {b.cpu_torch_requirement()[0]}, with " + " ".join(DEPS)
     if note not in ctx.notes:
         ctx.note(note)

@@ -45,17 +45,6 @@ KT_CHILD = ("import ktransformers.operators.flashinfer_wrapper as w\n"
 _runs: dict = {}
 
 
-def _triton(ctx, env) -> str:
-    folder = _venv._tmp_root() / "target-triton-3.5.1"
-    if not (folder / ".errkb-done").exists():
-        res = env.pip("install", "--no-deps", "--no-index", "--find-links", _venv.cache_dir() / "triton",
-                      "--target", folder, TRITON, timeout=900)
-        if res.returncode != 0:
-            ctx.skip(f"could not install {TRITON} from the cached wheel: {res.tail(300)}")
-        (folder / ".errkb-done").write_text(TRITON)
-    return str(folder)
-
-
 def _flashinfer(ctx, env, version: str) -> str:
     folder = _venv._tmp_root() / f"target-flashinfer-{version}-sdist"
     if not (folder / ".errkb-done").exists():
@@ -84,7 +73,7 @@ def _run(ctx, version: str | None, code: str, kt: str | None = None) -> _venv.Ru
         if kt:
             commit, files = KT[kt]
             path.insert(0, str(_downstream.tree(ctx, REPO, commit, files)))
-        _runs[key] = b.run_with_torch(ctx, code, env=env, path=[*path, _triton(ctx, env)])
+        _runs[key] = b.run_with_torch(ctx, code, env=env, path=[*path, b.cached_triton(ctx, TRITON, env)])
     res = _runs[key]
     shown = " | ".join(l for l in res.output.splitlines() if l.startswith(("ERRKB-", "found", "flashinfer not", "0.")))
     ctx.note(f"[flashinfer {version or 'absent'}{', KTransformers ' + kt if kt else ''}] {shown[:200]} "

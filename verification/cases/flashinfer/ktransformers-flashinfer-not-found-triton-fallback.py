@@ -36,16 +36,9 @@ _runs: dict = {}
 
 
 def _triton(ctx, env: _venv.Venv) -> str:
-    folder = _venv._tmp_root() / "target-triton-3.5.1"
-    stamp = folder / ".errkb-done"
-    if not stamp.exists():
-        res = env.pip("install", "--no-deps", "--no-index", "--find-links", _venv.cache_dir() / "triton",
-                      "--target", folder, TRITON, timeout=900)
-        if res.returncode != 0:
-            ctx.skip(f"could not install {TRITON} from the cached wheel: {res.tail(300)}")
-        stamp.write_text(TRITON)
+    folder = b.cached_triton(ctx, TRITON, env)
     ctx.note(f"{TRITON} (cached wheel, pip --target --no-deps)")
-    return str(folder)
+    return folder
 
 
 def _run(ctx, with_flashinfer: bool) -> _venv.Run:

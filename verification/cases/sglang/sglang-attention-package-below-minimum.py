@@ -77,24 +77,12 @@ def _raised(res) -> None:
 
 def _folders(ctx, env):
     sgl = b.target_dir(ctx, SGLANG, no_deps=True, env=env)
-    deps = _venv._tmp_root() / "target-sglang-0.5.9-deps"
-    stamp = deps / ".errkb-done"
-    if not stamp.exists():
-        res = env.pip("install", "--target", deps, *DEPS, timeout=900)
-        if res.returncode != 0:
-            ctx.skip(f"could not install the import dependencies: {res.tail(400)}")
-        stamp.write_text(" ".join(DEPS))
-    tri = _venv._tmp_root() / "target-triton-3.5.1"
-    if not (tri / ".errkb-done").exists():
-        res = env.pip("install", "--no-deps", "--no-index", "--find-links", _venv.cache_dir() / "triton",
-                      "--target", tri, TRITON, timeout=900)
-        if res.returncode != 0:
-            ctx.skip(f"could not install {TRITON} from the cached wheel: {res.tail(300)}")
-        (tri / ".errkb-done").write_text(TRITON)
+    deps = b.pip_target(ctx, "target-sglang-0.5.9-deps", *DEPS, env=env, what="the import dependencies")
+    tri = b.cached_triton(ctx, TRITON, env)
     note = f"{SGLANG} (--no-deps), {TRITON} (cached wheel), with " + " ".join(DEPS) + " (pip --target)"
     if note not in ctx.notes:
         ctx.note(note)
-    return [sgl, str(deps), str(tri)]
+    return [sgl, str(deps), tri]
 
 
 def _run(ctx, flashinfer: str, backend: str, skip_check: bool = False) -> _venv.Run:
