@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import ClientDisconnect
 
 from errkb.model import RecordDetail, Site
+from errkb.projects import MAX_PROJECT_CHARS
 
 MAX_TEXT_BYTES = 64 * 1024
 MAX_BODY_BYTES = 8 * MAX_TEXT_BYTES  # JSON escaping can grow text; anything far beyond is refused
@@ -21,6 +22,11 @@ BODY_TIMEOUT_S = 30.0  # the default time a client has to send a body (create_ap
 class MatchRequest(BaseModel):
     text: str = Field(description="An error message, a log line or a whole console dump (at most 64 KiB).")
     limit: int = Field(default=5, ge=1, le=50)
+    project: str = Field(default="", max_length=MAX_PROJECT_CHARS, description=(
+        "Optional: the kernel library the paste comes from, as a package name (flash-attn, flashinfer, xformers, "
+        "sgl-kernel) or a GitHub address inside its repository (an issue's URL). A bare line several libraries "
+        "print then answers with that library's record. Frameworks and engines (torch, Triton, transformers, "
+        "vLLM, SGLang) name no library here: their pastes must show the kernel themselves."))
 
 
 async def read_match_request(request: Request) -> MatchRequest:
@@ -100,6 +106,11 @@ class WithheldOut(BaseModel):
     needs: list[EvidenceOut] = Field(description="Text any one of which, in the paste, would let it answer.")
 
 
+class ProjectOut(BaseModel):
+    text: str = Field(description="The request's project, as given.")
+    packages: list[str] = Field(description="The packages it was read as naming; empty when errkb does not know it.")
+
+
 class MatchResponse(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -107,6 +118,7 @@ class MatchResponse(BaseModel):
     withheld: list[WithheldOut] = Field(default=[], description=(
         "Only when nothing matched: records whose message the paste holds but that need the paste to name "
         "the library (a bare CUDA error line); not matches. Absent when there are matches."))
+    project: ProjectOut | None = Field(default=None, description="Only when the request gave a project: how it was read.")
 
 
 class Health(BaseModel):

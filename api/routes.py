@@ -31,7 +31,7 @@ async def match(request: Request, kb: KnowledgeBase = Depends(get_kb)) -> Respon
     size = len(body.text.encode("utf-8", "surrogatepass"))
     if size > MAX_TEXT_BYTES:
         raise HTTPException(413, f"text is {size} bytes; the limit is {MAX_TEXT_BYTES} (64 KiB): paste the error and its traceback only")
-    return Response(kb.match_json(body.text, body.limit), media_type="application/json")
+    return Response(kb.match_json(body.text, body.limit, body.project), media_type="application/json")
 
 
 @router.get("/errors/{record_id}", response_model=RecordDetail, tags=["records"],

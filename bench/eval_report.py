@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from errkb import evaluate as curated, wild  # noqa: E402
 from errkb.dataset import Dataset  # noqa: E402
 from errkb.match import MatchIndex  # noqa: E402
+from errkb.projects import ProjectNames  # noqa: E402
 
 EVAL_DIR = Path(__file__).resolve().parent.parent / "tests" / "eval"
 
@@ -32,17 +33,21 @@ def main() -> None:
     args = parser.parse_args()
     index = MatchIndex(Dataset.load())
     outcomes = wild.evaluate(index)
-    print("wild corpus (tests/wild, SAMPLING.md)")
-    print(f"{'split':6} {'pastes':>6} {'in scope':>8} {'right':>6} {'wrong':>6} {'abstain':>7} {'top-1':>6}"
+    names = ProjectNames.load(index.dataset.data_dir, index.evidence_packages)
+    with_project = wild.evaluate(index, names=names)
+    print("wild corpus (tests/wild, SAMPLING.md); '+project': each paste looked up with its thread's repository")
+    print("as the project (a kernel library's tracker names that library; others name none)")
+    print(f"{'split':13} {'pastes':>6} {'in scope':>8} {'right':>6} {'wrong':>6} {'abstain':>7} {'top-1':>6}"
           f" {'no-error':>8} {'quiet':>6}")
-    for part in ("dev", "test"):
-        s = wild.summary([o for o in outcomes if o.label.part == part])
-        print(f"{part:6} {s['pastes']:6} {s['in_scope']:8} {s['right']:6} {s['wrong']:6} {s['abstained']:7}"
-              f" {s['top1']:6.1%} {s['no_error']:8} {s['quiet_share']:6.1%}")
+    for name, judged in (("", outcomes), ("+project", with_project)):
+        for part in ("dev", "test"):
+            s = wild.summary([o for o in judged if o.label.part == part])
+            print(f"{part + name:13} {s['pastes']:6} {s['in_scope']:8} {s['right']:6} {s['wrong']:6} {s['abstained']:7}"
+                  f" {s['top1']:6.1%} {s['no_error']:8} {s['quiet_share']:6.1%}")
     urls = wild.round_urls(args.round) if args.round else None
     if urls is not None:
         s = wild.summary([o for o in outcomes if o.label.part == "dev" and o.label.url in urls])
-        print(f"{'round' + str(args.round):6} {s['pastes']:6} {s['in_scope']:8} {s['right']:6} {s['wrong']:6}"
+        print(f"{'round' + str(args.round):13} {s['pastes']:6} {s['in_scope']:8} {s['right']:6} {s['wrong']:6}"
               f" {s['abstained']:7} {s['top1']:6.1%} {s['no_error']:8} {s['quiet_share']:6.1%}")
     old = curated.summary(curated.evaluate(index, EVAL_DIR))
     print(f"\nrecord-derived eval (tests/eval): {old['pastes']} pastes, top-1 {old['top1']:.1%}")

@@ -163,11 +163,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return 2
     lookup = Lookup.load(_data_dir(args))
     if args.format == "json":  # exactly what POST /v1/match answers
-        body = json.loads(lookup.match_json(text, args.limit))
+        body = json.loads(lookup.match_json(text, args.limit, args.project))
         print(json.dumps(body, indent=2))
         return 0 if body["matches"] else 1
-    hits = lookup.explain(text, args.limit)
-    print(format_explained(hits, [] if hits else lookup.withheld(text)))
+    hits = lookup.explain(text, args.limit, args.project)
+    print(format_explained(hits, [] if hits else lookup.withheld(text, args.project)))
     return 0 if hits else 1
 
 
@@ -267,6 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text", nargs="*", help="the error text; '-' or nothing (with a pipe) reads stdin")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--limit", type=int, default=3)
+    p.add_argument("--project", default="", metavar="NAME_OR_URL",
+                   help="the kernel library the text comes from (flash-attn, flashinfer, xformers, ...) or a GitHub "
+                        "URL in its repository: a bare line several libraries print then answers for it")
     p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("show", help="show one record")

@@ -11,6 +11,7 @@ from errkb import layout
 from errkb.dataset import Dataset
 from errkb.match import MatchIndex
 from errkb.match_json import MatchJsonWriter
+from errkb.projects import ProjectNames
 from errkb.model import RecordDetail, Site
 
 
@@ -21,7 +22,8 @@ class KnowledgeBase:
         self.details = {r.id: dataset.detail(r) for r in dataset.records}
         self._record_json: dict[str, bytes] = {}
         self._site_json: dict[str, bytes] = {}
-        self._match_writer = MatchJsonWriter(self.index, self.record_json, self.site_json)
+        names = ProjectNames.load(dataset.data_dir, self.index.evidence_packages)
+        self._match_writer = MatchJsonWriter(self.index, self.record_json, self.site_json, names)
 
     @classmethod
     def load(cls, data_dir: Path | None = None) -> "KnowledgeBase":
@@ -53,9 +55,9 @@ class KnowledgeBase:
             cached = self._site_json[site_id] = self.dataset.sites[site_id].model_dump_json().encode()
         return cached
 
-    def match_json(self, text: str, limit: int = 5) -> bytes:
+    def match_json(self, text: str, limit: int = 5, project: str = "") -> bytes:
         """/v1/match's body for a paste (see `errkb.match_json`)."""
-        return self._match_writer.write(text, limit)
+        return self._match_writer.write(text, limit, project)
 
     def etag(self, record_id: str) -> str:
         body = json.dumps(self.details[record_id].model_dump(mode="json"), sort_keys=True)

@@ -415,6 +415,11 @@ class MatchIndex:
         files = self.file_evidence_of
         return {rid: len({e.package for e in (*refs, *files.get(rid, ()))}) for rid, refs in self.evidence_of.items()}
 
+    @cached_property
+    def evidence_packages(self) -> frozenset[str]:
+        """Every package a record's evidence names (what errkb.projects can resolve a name to)."""
+        return frozenset(ref.package for refs in self.evidence_of.values() for ref in refs)
+
     @classmethod
     def assemble(cls, entries: Sequence[Entry], evidence_of: dict[str, tuple[EvidenceRef, ...]],
                  wrappers: frozenset[str], heads: list[tuple[str, int]], exact_candidates,
@@ -435,10 +440,12 @@ class MatchIndex:
 
     # ------------------------------------------------------------ matching
 
-    def match(self, text: str, limit: int = 5, exhaustive: bool = False) -> list[Match]:
+    def match(self, text: str, limit: int = 5, exhaustive: bool = False,
+              project: frozenset[str] = frozenset()) -> list[Match]:
         """Ranked matches for a paste. `exhaustive` runs every template's pattern in turn, with
-        no candidate selection or prefilter (the naive baseline of the benchmark; same scoring)."""
-        paste, ranked = self.ranked(text, limit, exhaustive)
+        no candidate selection or prefilter (the naive baseline of the benchmark; same scoring).
+        `project`: the packages the user said the paste comes from (errkb.projects)."""
+        paste, ranked = self.ranked(text, limit, exhaustive, project)
         return [self._match(match_id, kind, score, hit, paste) for match_id, kind, score, hit in ranked]
 
     def withheld(self, paste: Paste, limit: int = 3) -> list[tuple[str, tuple[EvidenceRef, ...]]]:
@@ -451,15 +458,17 @@ class MatchIndex:
         for entry, score, *_ in self._exact_hits(paste.message_text, paste.text, paste):
             for record_id in entry.record_ids:
                 refs = evidence_of.get(record_id)
-                if refs and score + RECORD_BONUS >= MIN_SCORE and not any(e.contains in paste.original for e in refs):
+                if refs and score + RECORD_BONUS >= MIN_SCORE and _named_evidence(refs, paste) is None:
                     found[record_id] = refs
         breadth = self.evidence_breadth
         return sorted(found.items(), key=lambda item: (-breadth[item[0]], item[0]))[:limit]
 
-    def ranked(self, text: str, limit: int = 5, exhaustive: bool = False) -> tuple[Paste, list[Ranked]]:
+    def ranked(self, text: str, limit: int = 5, exhaustive: bool = False,
+               project: frozenset[str] = frozenset()) -> tuple[Paste, list[Ranked]]:
         """The cleaned paste and its best hits, best first, as plain tuples: `match` makes them
         Match objects, the API writes them as JSON straight away (see `kb.match_json`)."""
         paste = parse(text)
+        paste.project = project
         message_text = paste.message_text
         hits = []
         # An instance holds every literal token, so only fully covered entries can match exactly.
@@ -792,11 +801,14 @@ class MatchIndex:
             for match_id in ids:
                 own_score, own_hit, named = score, hit, None
                 if match_id in evidence_of:
-                    named = next((e for e in evidence_of[match_id] if e.contains in paste.original), None)
+                    named = _named_evidence(evidence_of[match_id], paste)
                     if named is None:
                         continue
                     own_score = min(1.0, score + EVIDENCE_BONUS)
-                    own_hit = (*hit[:4], [*hit[4], f"the paste names {named.contains} ({named.package})"])
+                    in_paste = named.contains in paste.original
+                    said = (f"the paste names {named.contains} ({named.package})" if in_paste
+                            else f"the project given is {named.package}")
+                    own_hit = (*hit[:4], [*hit[4], said])
                 if named is not None and (source := _source_file_on_line(paste.text, hit[2])) \
                         and not any(e.contains in source for e in evidence_of[match_id]) \
                         and not ATTENTION_SOURCE.search(source):
@@ -808,8 +820,10 @@ class MatchIndex:
                 held = best.get(match_id)
                 # a record's best hit; at equal scores its first in the paste, where the run failed
                 if held is None or (held[0], -held[3][2][0]) < (own_score, -own_hit[2][0]):
-                    best[match_id] = (own_score, specificity, kind, own_hit, breadth_of[match_id] if named else None,
-                                      named.contains if named else None)
+                    # what the paste names ranks before what the user said it comes from (tier 0, 1)
+                    best[match_id] = (own_score, specificity, kind, own_hit,
+                                      (1 - in_paste, breadth_of[match_id]) if named else None,
+                                      named.contains if named and in_paste else None)
         ranked = [item for item in best.items() if item[1][0] >= MIN_SCORE]
         if len(ranked) > 1:  # at equal scores (capped at 1.0), named evidence goes first, and of two
             # records that name it, the one about fewer packages (FA2's own before the generic CUDA one)
@@ -820,7 +834,7 @@ class MatchIndex:
             # for extension" above pip's "Failed to build installable wheels")
             # (then a hit on a refusal listing's deciding reason before the listing's headline)
             ranked.sort(key=lambda item: (causes and item[0] in wrappers, -round(item[1][0], 3),
-                                          item[1][4] is None, item[1][4] or 0, item[1][2] != "record",
+                                          item[1][4] is None, item[1][4] or (0, 0), item[1][2] != "record",
                                           item[1][3][2][0] if item[0] in wrappers else 0,
                                           refusals.DECIDING_WHY not in item[1][3][4], -item[1][1], item[0]))
             _narrowest_evidence_first(ranked, wrappers)
@@ -851,6 +865,15 @@ def _narrowest_evidence_first(ranked: list, wrappers) -> None:
                     and a[5] and b[5] and a[5] != b[5] and a[5] in b[5]):
                 ranked.insert(i, ranked.pop(j))
                 break
+
+
+def _named_evidence(refs: tuple[EvidenceRef, ...], paste: Paste) -> EvidenceRef | None:
+    """The first of a record's evidence the paste holds, else the first of a package the user
+    said the paste comes from (`project`), else None."""
+    for ref in refs:
+        if ref.contains in paste.original:
+            return ref
+    return next((ref for ref in refs if ref.package in paste.project), None) if paste.project else None
 
 
 def _raised_in_its_file(entry: Entry, paste: Paste) -> bool:
@@ -1003,7 +1026,7 @@ def _unwrapped(paste: Paste) -> Paste | None:
     text, cut = cut_spans(paste.text, [(b, b + 1) for b in breaks])
     ends = [paste.text.count("\n", 0, b) for b in breaks]  # the line each break ends
     info = frozenset(i - sum(1 for e in ends if e < i) for i in paste.info_lines if i not in {e + 1 for e in ends})
-    return Paste(paste.original, text, (cut, *paste.cuts), paste.frames, paste.packages, info)
+    return Paste(paste.original, text, (cut, *paste.cuts), paste.frames, paste.packages, info, paste.project)
 
 
 def _wrapped_pairs(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:

@@ -9,6 +9,7 @@ from typing import Callable
 import orjson
 
 from errkb.match import Entry, MatchIndex
+from errkb.projects import ProjectNames
 
 
 class MatchJsonWriter:
@@ -17,14 +18,16 @@ class MatchJsonWriter:
     written once and reused: that is most of the bytes and, before, most of the time."""
 
     def __init__(self, index: MatchIndex, record_json: Callable[[str], bytes],
-                 site_json: Callable[[str], bytes]) -> None:
+                 site_json: Callable[[str], bytes], names: ProjectNames) -> None:
         self.index = index
+        self.names = names  # what a request's `project` names (errkb.projects)
         self.record_json = record_json  # a record's detail as JSON bytes, by id
         self.site_json = site_json  # a site as JSON bytes, by id
         self._closing_cache: dict[tuple, bytes] = {}
 
-    def write(self, text: str, limit: int = 5) -> bytes:
-        paste, ranked = self.index.ranked(text, limit)
+    def write(self, text: str, limit: int = 5, project: str = "") -> bytes:
+        packages = self.names.packages(project) if project else frozenset()
+        paste, ranked = self.index.ranked(text, limit, project=packages)
         pointed, original = paste.packages, paste.original
         parts = [b'{"matches":[']  # joined once at the end: the records' JSON is copied only once
         for match_id, kind, score, (entry, _, span, params, why) in ranked:
@@ -39,6 +42,8 @@ class MatchJsonWriter:
             withheld = [{"id": record_id, "needs": [ref._asdict() for ref in refs]}
                         for record_id, refs in self.index.withheld(paste)]
             parts += (b',"withheld":', orjson.dumps(withheld))
+        if project:  # how the project was read: an unknown one names no package, and says so
+            parts += (b',"project":', _dumps({"text": project, "packages": sorted(packages)}))
         parts.append(b"}")
         return b"".join(parts)
 

@@ -160,6 +160,7 @@ class Paste:
     frames: list[tuple[str, int]] = field(default_factory=list)
     packages: frozenset[str] = frozenset()
     info_lines: frozenset[int] = frozenset()  # lines logged at INFO/DEBUG level
+    project: frozenset[str] = frozenset()  # packages the user said the paste comes from (errkb.projects)
 
     @property
     def message_text(self) -> str:

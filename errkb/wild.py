@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from errkb import templates
 from errkb.match import Match, MatchIndex
+from errkb.projects import ProjectNames
 
 WILD_DIR = Path(__file__).resolve().parent.parent / "tests" / "wild"
 DEV_SHARE = 0.6
@@ -187,12 +188,16 @@ def _listing_end(text: str, start: int) -> int:
     return len(text)
 
 
-def evaluate(index: MatchIndex, wild_dir: Path = WILD_DIR) -> list[Outcome]:
+def evaluate(index: MatchIndex, wild_dir: Path = WILD_DIR, names: ProjectNames | None = None) -> list[Outcome]:
+    """Every labelled paste matched and judged. With `names`, each paste is looked up with the
+    project its thread's repository names (`ProjectNames.packages(url)`): what a bot answering on
+    that tracker, or a user who says which library they ran, would pass beside the text."""
     speaks_for = {r.id: libraries_of({e.package for e in r.evidence}, set(r.backends)) for r in index.dataset.records}
     out = []
     for label in load_labels(wild_dir):
         text = paste_text(label, wild_dir)
-        got = index.match(text, limit=3)
+        project = names.packages(github_thread(label.url) or "") if names else frozenset()
+        got = index.match(text, limit=3, project=project)
         out.append(Outcome(label, got, judge(label, text, got, speaks_for)))
     return out
 

@@ -190,3 +190,19 @@ def test_docs_pages_load_only_bundled_files(client, page):
     assert {"/openapi.json"} < urls and all(u.startswith("/") for u in urls)
     for url in urls:
         assert client.get(url).status_code == 200, url
+
+
+def test_match_with_a_project_answers_a_bare_line_and_says_how_it_read_the_project(client):
+    line = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    assert client.post("/v1/match", json={"text": line}).json()["matches"] == []
+    body = client.post("/v1/match", json={"text": line, "project": "https://github.com/Dao-AILab/flash-attention/issues/986"}).json()
+    assert body["matches"][0]["id"] == "fa2-no-kernel-image"
+    assert body["project"]["packages"] == ["flash-attn", "flash-attn-4"]
+    unknown = client.post("/v1/match", json={"text": line, "project": "vllm"}).json()
+    assert unknown["matches"] == [] and unknown["withheld"] and unknown["project"] == {"text": "vllm", "packages": []}
+    assert "project" not in client.post("/v1/match", json={"text": line}).json()
+
+
+def test_an_overlong_or_non_string_project_is_422(client):
+    assert client.post("/v1/match", json={"text": "x", "project": "p" * 201}).status_code == 422
+    assert client.post("/v1/match", json={"text": "x", "project": ["flash-attn"]}).status_code == 422

@@ -267,3 +267,22 @@ def test_no_empty_parameter_value_is_shown(server, browser):
     assert "before" not in params[0] and "after" not in params[0]
     for text in params:
         assert "=," not in text and "= " not in text and not text.rstrip().endswith("=") and '=""' not in text
+
+
+def test_naming_the_library_answers_a_bare_line_and_the_url_keeps_it(server, browser):
+    from urllib.parse import urlencode
+
+    line = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    _open(browser, server + "/")
+    _fill(browser, line)
+    browser.find_element(_by().ID, "project").send_keys("flash-attn")
+    browser.find_element(_by().ID, "explain").click()
+    cards = _cards(browser)
+    assert cards[0].get_attribute("data-id") == "fa2-no-kernel-image"
+    assert "the project given is flash-attn" in cards[0].text
+    _wait(browser, lambda d: "p=flash-attn" in d.current_url)
+    # a shared URL with an engine's name: nothing matches, and the page says why
+    _open(browser, server + "/#" + urlencode({"q": line, "p": "vllm"}))
+    _wait(browser, lambda d: d.find_elements(_by().CSS_SELECTOR, "#results article.withheld"))
+    assert browser.find_element(_by().ID, "project").get_attribute("value") == "vllm"
+    assert "knows no kernel library by the name" in browser.find_element(_by().ID, "status").text

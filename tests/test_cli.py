@@ -140,3 +140,11 @@ def test_explain_without_the_compiled_selections_gives_the_same_answer():
     pure = subprocess.run([sys.executable, "-m", "errkb.cli", "explain", "--format", "json", "-"], input=SPLITKV,
                           capture_output=True, text=True, env=env)
     assert json.loads(pure.stdout) == json.loads(explain("--format", "json").stdout), pure.stderr
+
+
+def test_explain_takes_the_project_a_bare_line_comes_from():
+    line = "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root."
+    assert explain(stdin=line).returncode == 1
+    named = explain("--project", "flash-attn", stdin=line)
+    assert named.returncode == 0 and "the project given is flash-attn" in named.stdout
+    assert named.stdout.splitlines()[1].startswith("flash-attn-build-cuda-home-not-set  [")

@@ -7,6 +7,7 @@ import pytest
 
 from errkb import wild
 from errkb.match import MatchIndex
+from errkb.projects import ProjectNames
 
 LIBRARIES = set(wild.LIBRARY_PACKAGES) | {"other"}
 FAMILIES = {"arch-mismatch", "abi-mismatch", "missing-module", "build-failure", "unsupported-gpu",
@@ -20,8 +21,13 @@ def labels():
 
 
 @pytest.fixture(scope="module")
-def outcomes(dataset):
-    return wild.evaluate(MatchIndex(dataset))
+def index(dataset):
+    return MatchIndex(dataset)
+
+
+@pytest.fixture(scope="module")
+def outcomes(index):
+    return wild.evaluate(index)
 
 
 def test_the_split_depends_on_the_url_alone():
@@ -70,6 +76,18 @@ def test_lookup_keeps_its_floor_on_the_frozen_test_split(outcomes):
     assert s["top1"] >= floor["test_top1"], s
     assert s["wrong"] / s["in_scope"] <= floor["test_wrong_share"], s
     assert s["quiet_share"] >= floor["test_quiet_share"], s
+
+
+def test_the_threads_project_keeps_its_own_floor_and_quiets(index, data_dir):
+    """Looked up with the thread's repository as the project (what a bot on that tracker would
+    pass): its own ratchet on test, and the pastes without an attention error stay quiet."""
+    floor = json.loads((wild.WILD_DIR / "floor.json").read_text())
+    judged = wild.evaluate(index, names=ProjectNames.load(data_dir, index.evidence_packages))
+    test = wild.summary([o for o in judged if o.label.part == "test"])
+    dev = wild.summary([o for o in judged if o.label.part == "dev"])
+    assert test["top1"] >= floor["test_project_top1"], test
+    assert test["wrong"] / test["in_scope"] <= floor["test_wrong_share"], test
+    assert min(test["quiet_share"], dev["quiet_share"]) >= floor["test_quiet_share"], (test, dev)
 
 
 def test_the_judge_takes_the_same_error_printed_on_another_line():

@@ -146,11 +146,14 @@ function renderSite(m, i, matches) {
 
 // No match, but records whose message the paste holds once it names their library (a bare
 // CUDA error line): listed as what to read and what the paste would need, not as matches.
-function renderWithheld(withheld) {
+function renderWithheld(withheld, given) {
+  const unknown = given && !given.packages.length ?
+    " errkb knows no kernel library by the name " + JSON.stringify(given.text) + " (frameworks and engines such as " +
+    "torch, vLLM and SGLang name none)." : "";
   status.textContent = "No known error found in this text." + (withheld.length ?
     " Its message belongs to the records below, but the text does not say which library raised it: " +
-    "paste the whole traceback or log." :
-    " A bare CUDA error line does not say which library raised it: paste the whole traceback or log.");
+    "paste the whole traceback or log, or name the library in the field above." :
+    " A bare CUDA error line does not say which library raised it: paste the whole traceback or log.") + unknown;
   if (!withheld.length) return;
   const list = el("ul", { class: "withheld" });
   for (const w of withheld) {
@@ -164,46 +167,52 @@ function renderWithheld(withheld) {
 
 const form = document.getElementById("paste-form");
 const paste = document.getElementById("paste");
+const project = document.getElementById("project");
 const status = document.getElementById("status");
 const results = document.getElementById("results");
 const shareNote = document.getElementById("share-note");
 let lookups = 0;  // a later lookup wins over an earlier one still in flight
 let lastText = null;  // the text of the last lookup
+let lastProject = "";  // and its project
 
-function fragmentText() {
+// The lookup a URL holds: its text (q) and project (p), or null.
+function fragmentLookup() {
   const hash = window.location.hash;
   if (!hash.startsWith("#")) return null;
-  const q = new URLSearchParams(hash.slice(1)).get("q");
-  return q ? q : null;
+  const params = new URLSearchParams(hash.slice(1));
+  const q = params.get("q");
+  return q ? { text: q, project: params.get("p") || "" } : null;
 }
 
 // Put the text in the address bar (a new history entry, so Back returns to the last lookup);
 // a text over the bound clears the fragment and the page says why.
-function share(text) {
+function share(text, proj) {
   const bytes = new TextEncoder().encode(text).length;
   const base = window.location.pathname + window.location.search;
-  const url = text && bytes <= MAX_SHARED_BYTES ? base + "#" + new URLSearchParams({ q: text }).toString() : base;
+  const fragment = new URLSearchParams(proj ? { q: text, p: proj } : { q: text }).toString();
+  const url = text && bytes <= MAX_SHARED_BYTES ? base + "#" + fragment : base;
   shareNote.textContent = bytes <= MAX_SHARED_BYTES ? "" :
     "This paste (" + (bytes / 1024).toFixed(1) + " KiB) is too long to put in the page's address; links to a lookup " +
     "hold up to " + (MAX_SHARED_BYTES / 1024) + " KiB of text. Paste only the error and its last frames to share one.";
   if (url !== window.location.pathname + window.location.search + window.location.hash) history.pushState(null, "", url);
 }
 
-async function lookup(text) {
+async function lookup(text, proj) {
   const mine = ++lookups;
   lastText = text;
+  lastProject = proj;
   results.replaceChildren();
   status.textContent = "Looking up…";
   try {
     const resp = await fetch("/v1/match", {
       method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ text: text, limit: LIMIT }),
+      body: JSON.stringify(proj ? { text: text, limit: LIMIT, project: proj } : { text: text, limit: LIMIT }),
     });
     const body = await resp.json();
     if (mine !== lookups) return;
     if (!resp.ok) { status.textContent = body.detail || ("Error " + resp.status); return; }
     const matches = body.matches;
-    if (!matches.length) { renderWithheld(body.withheld || []); return; }
+    if (!matches.length) { renderWithheld(body.withheld || [], body.project); return; }
     status.textContent = matches.length === 1 ? "1 match" : matches.length + " matches, best first";
     matches.forEach((m, i) => results.append(m.kind === "record" ? renderRecord(m, i, matches) : renderSite(m, i, matches)));
   } catch (err) {
@@ -213,19 +222,20 @@ async function lookup(text) {
 
 function explain(event) {
   event.preventDefault();
-  const text = paste.value;
-  share(text);
-  lookup(text);
+  const text = paste.value, proj = project.value.trim();
+  share(text, proj);
+  lookup(text, proj);
 }
 
 // Opening (or going Back to) a lookup's URL fills the box and runs it. A URL without one
 // leaves the page as it is: the box is never emptied under the user's hands.
 function fromLocation() {
-  const text = fragmentText();
-  if (text === null || text === lastText) return;
+  const found = fragmentLookup();
+  if (found === null || (found.text === lastText && found.project === lastProject)) return;
   shareNote.textContent = "";
-  paste.value = text;
-  lookup(text);
+  paste.value = found.text;
+  project.value = found.project;
+  lookup(found.text, found.project);
 }
 
 form.addEventListener("submit", explain);
