@@ -24,6 +24,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from errkb.lint.analysis import ModuleIndex, module_name
+from errkb.lint.archs import file_archs
 from errkb.lint.commands import lint_commands
 from errkb.lint.filekinds import is_command_file
 from errkb.lint.edits import resolve
@@ -223,6 +224,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     wants_unused = report_unused and b"errkb:" in source
     if not wants_unused and not may_match(source, tokens):
         return result
+    archs = file_archs(source, archs)  # none where the file targets ROCm or a DCU
     if not path.endswith(".py") and is_command_file(path):  # scripts, Dockerfiles, YAML: launch commands
         return lint_commands(source, path, rules, archs, texts, versions, report_unused, pinned)
     python_tree, problem = _python_ast(source)

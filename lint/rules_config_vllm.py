@@ -228,6 +228,11 @@ class VllmAttentionBackendFlagTooOld(ConfigRule):
                                f"set VLLM_ATTENTION_BACKEND={setting.text or 'NAME'} instead{note}")
 
 
+# a deployment guide's shape (the tenth held-out round's DCU guide): the install, then the server
+_GUIDE = ("# Serving on {gpu}\n\n```bash\n{install}\n```\n\n```bash\n"
+          "vllm serve m --kv-cache-dtype fp8 --attention-backend TRITON_ATTN\n```\n")
+
+
 @register
 class VllmTritonFp8KvBeforeSm89(ConfigRule):
     """TRITON_ATTN with an FP8 KV cache (`kv_cache_dtype='fp8'`, `fp8_e4m3`, ...) on GPUs below
@@ -262,9 +267,18 @@ class VllmTritonFp8KvBeforeSm89(ConfigRule):
         Example("vllm serve m --kv-cache-dtype fp8 --attention-backend $BACKEND\n", path="run.sh", archs=("sm70",),
                 versions=(("vllm", "0.16.0"),)),
         Example(_PY + "LLM(model='m', kv_cache_dtype='fp8')", archs=("sm70",), versions=(("vllm", "0.16.0"),)),
+        # a file that targets an AMD ROCm GPU or a Hygon DCU is not judged by CUDA's compute capability
+        # (the tenth held-out round's DCU guide; lint/archs.py ROCM_EVIDENCE)
+        Example(_GUIDE.format(gpu="Hygon DCU BW10 (gfx936)",
+                              install="pip install vllm-0.23.0+das.dtk2604-cp310-cp310-linux_x86_64.whl"),
+                path="guide.md"),
+        Example("export HIP_VISIBLE_DEVICES=0,1\nvllm serve m --attention-backend TRITON_ATTN --kv-cache-dtype fp8\n",
+                path="serve.sh"),
     ]
     INVALID = [
         Example(_PY + "LLM(model='m', attention_backend='TRITON_ATTN', kv_cache_dtype='fp8')", archs=("sm80", "sm90")),
+        # the same guide for an NVIDIA GPU
+        Example(_GUIDE.format(gpu="NVIDIA A100 (CUDA 12.4)", install="pip install vllm==0.23.0"), path="guide.md"),
         Example("vllm serve m --attention-backend triton_attn --kv-cache-dtype fp8_e4m3\n", path="run.sh",
                 archs=("sm86",)),
         Example("vllm serve m --kv-cache-dtype fp8\n", path="run.sh", archs=("sm70",),

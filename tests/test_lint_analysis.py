@@ -85,6 +85,37 @@ def test_arch_dependent_rules_follow_the_configured_archs():
     assert [f.record_id for f in lint_text(code, archs=("sm120", "sm90"))] == ["fa4-sm120-num-splits"]
 
 
+# what the ROCm and DCU files of the held-out rounds set or run to use their platform
+@pytest.mark.parametrize("text", [
+    'IMAGE="rocm/vllm-dev:rocm7.1.1_navi_ubuntu22.04_py3.10_pytorch_2.8_vllm_0.10.2rc1"',
+    "FROM rocm/vllm:latest", "image: docker.io/rocm/sglang:v0.5.2", "lmsysorg/sglang:v0.4.6.post5-rocm630",
+    "docker build -f docker/Dockerfile.rocm .", "pip install torch==2.5.1+rocm6.2",
+    "pip install torch --index-url https://download.pytorch.org/whl/rocm6.2",
+    "flash_attn-2.8.3+das.opt1.dtk2604-cp310-cp310-linux_x86_64.whl", "vllm:0.8.5-ubuntu22.04-dtk25.04.1-rc5-das1.6",
+    "export PATH=/opt/dtk/bin:$PATH", "docker run --device=/dev/kfd --device=/dev/dri", "export HIP_VISIBLE_DEVICES=0,1",
+    "-e ROCR_VISIBLE_DEVICES=0", "-e HSA_OVERRIDE_GFX_VERSION=11.0.0", "ENV PYTORCH_ROCM_ARCH=gfx942",
+    "Hygon DCU BW10 (gfx936)", "export GPU_ARCHS=gfx950", "gfx90a", "gfx1100", "rocm-smi --showclocks", "rocminfo | grep gfx",
+    "hipcc -O3 kernel.cpp", "export VLLM_ROCM_USE_AITER=1", "--attention-backend ROCM_AITER_UNIFIED_ATTN",
+])
+def test_rocm_and_dcu_targets_are_recognised(text):
+    from errkb.lint.archs import file_archs
+
+    assert file_archs(text.encode(), ("sm80", "sm90")) == ()
+
+
+# mentions, not targets: CUDA guides name ROCm as an alternative, CUDA files set the ROCm-only
+# VLLM_USE_TRITON_FLASH_ATTN (the ninth round's A30 Dockerfile), libraries test for either platform
+@pytest.mark.parametrize("text", [
+    "ROCm and CPU use their own selection logic", "Supported on CUDA and ROCm/Vulkan", "ENV VLLM_USE_TRITON_FLASH_ATTN=0",
+    "if torch.version.hip:", "rocm_available=False", '"ROCMExecutionProvider"', "import pandas",
+    "vllm/attention/backends/rocm/flash.py", "sm_90a, compute_89", "vllm serve m --kv-cache-dtype fp8",
+])
+def test_mentions_of_rocm_keep_the_nvidia_archs(text):
+    from errkb.lint.archs import file_archs
+
+    assert file_archs(text.encode(), ("sm80", "sm90")) == ("sm80", "sm90")
+
+
 def test_a_lint_run_leaves_no_state_behind(tmp_path):
     import sys
 

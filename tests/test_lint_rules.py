@@ -35,6 +35,20 @@ def test_invalid(code, example):
     assert all(f.rule == code for f in found)
 
 
+# a line that puts the file on a ROCm GPU, as a comment or prose of every file kind (not notebooks'
+# JSON): the arch-dependent rules judge NVIDIA compute capabilities, so they fall silent; the others
+# do not depend on the GPU and keep every finding
+_ROCM = "\n# on an MI300X (gfx942): export HIP_VISIBLE_DEVICES=0\n"
+
+
+@pytest.mark.parametrize("code,example", [p for p in _cases("INVALID") if not p.values[1].path.endswith(".ipynb")])
+def test_a_rocm_file_is_judged_only_by_the_arch_free_rules(code, example):
+    from dataclasses import replace
+
+    found = _lint(replace(example, code=example.code + _ROCM), code)
+    assert len(found) == (0 if RULES[code].ARCH_DEPENDENT else example.findings), (example.code, found)
+
+
 @pytest.mark.parametrize("code", list(RULES))
 def test_rule_is_documented(code):
     cls = RULES[code]
