@@ -16,7 +16,7 @@ _BODY = ('{"matches":[{"id":"-","kind":"site","matched_text":"' + "x" * max(_FIL
 
 
 class NoMatching(KnowledgeBase):
-    def match_json(self, text: str, limit: int = 5) -> bytes:
+    def match_json(self, text: str, limit: int = 5, project: str = "") -> bytes:
         return _BODY
 
 
