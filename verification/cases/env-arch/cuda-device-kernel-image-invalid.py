@@ -1,0 +1,173 @@
+"""A CUDA extension whose .so holds damaged GPU code: the code is for this GPU, the driver refuses
+to load it, and torch's launch check raises "CUDA error: device kernel image is invalid".
+
+The record's second condition ("the .so file holding the GPU code is damaged"), made for real: a
+one-kernel torch extension (an elementwise scale) is built with torch's JIT extension builder for
+this GPU's architecture only (TORCH_CUDA_ARCH_LIST=<major>.<minor>, so its fatbinary holds one
+cubin, no PTX), then a copy of the .so is written in which that cubin's ELF section header table
+is overwritten with 0xFF bytes. Nothing else changes: the fatbinary's entry still says "ELF for
+sm_XY", so the CUDA runtime hands that cubin to the driver, which cannot parse it. The damaged
+copy is imported from its own folder (under the same module name) and launched; the undamaged
+build is what fix 3 (a clean reinstall) gives back, and it must run and match.
+
+The first condition (a build made with a newer toolkit or fatbinary format than the driver
+loads) needs an older driver than the GPU machine has: not reproduced. Needs nvcc and ninja."""
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import struct
+import tempfile
+from pathlib import Path
+
+from verification.cases._common import TOL
+
+BACKEND = "sdpa"
+REQUIRES = {"cuda": True, "packages": ["torch", "ninja"]}
+TIMEOUT = 600
+
+SOURCE = r"""
+#include <torch/extension.h>
+#include <c10/cuda/CUDAException.h>
+__global__ void scale_kernel(const float* x, float* y, float a, int64_t n) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i];
+}
+torch::Tensor scale(torch::Tensor x, double a) {
+  auto y = torch::empty_like(x);
+  int64_t n = x.numel();
+  scale_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), (float)a, n);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return y;
+}
+"""
+NAME = "errkb_kimage_scale"
+FATBIN_MAGIC = 0xBA55ED50
+ELF_KIND = 2  # a fatbinary entry holding a cubin (1 is PTX)
+
+_built: dict = {}
+
+
+def _build(ctx):
+    """The extension built for this GPU only; (module, path of its .so). The build folder is named
+    after the source and the architecture, so a fresh worker (the reproduce step ends its worker)
+    finds ninja's build up to date instead of compiling again."""
+    if "ext" not in _built:
+        from torch.utils.cpp_extension import load_inline
+
+        major, minor = ctx.torch.cuda.get_device_capability()
+        key = hashlib.sha256(f"{SOURCE}{major}.{minor}{ctx.torch.__version__}".encode()).hexdigest()[:12]
+        folder = Path(tempfile.gettempdir()) / f"errkb-kimage-{key}"
+        folder.mkdir(exist_ok=True)
+        saved = os.environ.get("TORCH_CUDA_ARCH_LIST")
+        os.environ["TORCH_CUDA_ARCH_LIST"] = f"{major}.{minor}"
+        try:
+            ext = load_inline(name=NAME, cpp_sources="torch::Tensor scale(torch::Tensor x, double a);",
+                              cuda_sources=SOURCE, functions=["scale"], build_directory=str(folder),
+                              verbose=False)
+        finally:
+            if saved is None:
+                os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+            else:
+                os.environ["TORCH_CUDA_ARCH_LIST"] = saved
+        _built["ext"] = ext
+        ctx.note(f"built {NAME} with TORCH_CUDA_ARCH_LIST={major}.{minor}: {ext.__file__}")
+    return _built["ext"], Path(_built["ext"].__file__)
+
+
+def _sections(data: bytes, name: bytes):
+    """(offset, size) of each ELF64 section called `name`."""
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    strtab_off = struct.unpack_from("<Q", data, shoff + shstrndx * shentsize + 0x18)[0]
+    for i in range(shnum):
+        h = shoff + i * shentsize
+        sh_name, = struct.unpack_from("<I", data, h)
+        end = data.index(b"\0", strtab_off + sh_name)
+        if data[strtab_off + sh_name:end] == name:
+            off, size = struct.unpack_from("<QQ", data, h + 0x18)
+            yield off, size
+
+
+def _cubins(data: bytes):
+    """(start, length, arch) of every cubin entry in the .so's fatbinaries."""
+    for off, size in _sections(data, b".nv_fatbin"):
+        p, end = off, off + size
+        while p + 16 <= end:
+            magic, _, hsz, fsz = struct.unpack_from("<IHHQ", data, p)
+            if magic != FATBIN_MAGIC:
+                p += 8  # blobs are 8-byte aligned
+                continue
+            q = p + hsz
+            while q < p + hsz + fsz:
+                kind, _, ehsz, psz = struct.unpack_from("<HHIQ", data, q)
+                arch, = struct.unpack_from("<I", data, q + 28)
+                if kind == ELF_KIND:
+                    yield q + ehsz, psz, arch
+                q += ehsz + psz
+            p += hsz + fsz
+
+
+def damaged_copy(ctx, so: Path) -> Path:
+    """A copy of `so` in a folder of its own, each cubin's section header table overwritten with 0xFF."""
+    data = bytearray(so.read_bytes())
+    damaged = []
+    for start, length, arch in _cubins(bytes(data)):
+        if data[start:start + 4] != b"\x7fELF":
+            raise RuntimeError(f"the sm_{arch} entry is not a plain ELF (compressed?): the case damages plain cubins")
+        shoff, = struct.unpack_from("<Q", data, start + 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", data, start + 0x3A)
+        table = shentsize * shnum
+        if not (0 < shoff and shoff + table <= length):
+            raise RuntimeError(f"the sm_{arch} cubin's section header table is not inside its entry")
+        data[start + shoff:start + shoff + table] = b"\xff" * table
+        damaged.append(f"sm_{arch} cubin ({length} bytes): {table} bytes of section headers at +{shoff}")
+    if not damaged:
+        raise RuntimeError(f"no cubin found in {so.name}'s .nv_fatbin")
+    ctx.note("damaged copy: " + "; ".join(damaged))
+    folder = Path(tempfile.mkdtemp(prefix="errkb-damaged-ext-"))
+    out = folder / so.name
+    out.write_bytes(bytes(data))
+    return out
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(NAME, str(path))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _x(ctx):
+    return ctx.torch.randn(4096, device=ctx.device, dtype=ctx.torch.float32)
+
+
+def reproduce(ctx):
+    _, so = _build(ctx)
+    bad = _load(damaged_copy(ctx, so))
+
+    def launch():
+        bad.scale(_x(ctx), 2.0)
+        ctx.torch.cuda.synchronize()
+
+    ctx.expect_error(launch)
+
+
+def fix_1(ctx):
+    ctx.skip("compares nvidia-smi's driver CUDA version with the build's by eye (a diagnostic, nothing to run)")
+
+
+def fix_2(ctx):
+    ctx.skip("needs an older driver, or another library release, than the GPU machine has")
+
+
+def fix_3(ctx):
+    """A clean copy of the same build (what a reinstall gives back) loads and computes 2 * x."""
+    _, so = _build(ctx)
+    clean = Path(tempfile.mkdtemp(prefix="errkb-clean-ext-")) / so.name
+    shutil.copyfile(so, clean)
+    mod = _load(clean)
+    x = _x(ctx)
+    out = ctx.call(mod.scale, x, 2.0)
+    ctx.close(out, 2.0 * x, **TOL)
