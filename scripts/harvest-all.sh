@@ -57,7 +57,10 @@ for v in 0.0.4 0.0.9 0.1.6; do $ERRKB harvest flashinfer-python $v "$(flashinfer
 for v in 0.2.0.post2 0.2.14.post1; do $ERRKB harvest flashinfer-python $v "git:$FI_REPO@v$v"; done
 for v in 0.6.16 0.7.0 0.7.2 0.7.4; do $ERRKB harvest flashinfer-python $v "$(fetch_wheel flashinfer-python $v flashinfer)"; done
 for v in 0.2.7 0.3.3 0.4.3 0.5.5 0.6.6.post1 0.7.3 0.8.5 0.9.2 0.10.2 0.11.0 0.19.1 0.23.0 0.27.1 0.30.0 0.31.0 0.32.0 0.33.0 0.34.0; do
-  $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done  # 0.12-0.18 published no sdist
+  $ERRKB harvest vllm $v "$(fetch_sdist vllm $v vllm)"; done
+# 0.15.0/0.15.1 published no sdist (0.12-0.14 and 0.16-0.18 did): the x86_64 wheel, which lacks csrc/
+# (no C++ sites in 0.15.1) and carries the vendored FA's layers/ and ops/ the sdists lack.
+$ERRKB harvest vllm 0.15.1 "$(fetch_wheel vllm 0.15.1 vllm --only-binary=:all: --python-version 3.12 --platform manylinux_2_31_x86_64)"
 # Neighbours users meet around the backends: xformers' fmha dispatcher (git tags), transformers'
 # attn_implementation checks (pure-Python wheels).
 for v in 0.0.13 0.0.16 0.0.20 0.0.23.post1 0.0.28.post3 0.0.32.post2 0.0.35; do $ERRKB harvest xformers $v "git:$XF_REPO@v$v"; done
