@@ -33,7 +33,7 @@ SPEC = ("import flashinfer, torch\n"
         "print('spec', spec.name)\n")
 BUILD = SPEC + "spec.build_and_load()\nprint('built')\n"
 _UNSET = ("FLASHINFER_CUDA_ARCH_LIST", "CUDA_HOME", "CUDA_PATH", "FLASHINFER_WORKSPACE_BASE", "TORCH_CUDA_ARCH_LIST",
-          "FLASHINFER_JIT_VERBOSE", "FLASHINFER_DISABLE_JIT")
+          "FLASHINFER_JIT_VERBOSE", "FLASHINFER_DISABLE_JIT", "FLASHINFER_DISABLE_VERSION_CHECK", "FLASHINFER_CUBIN_DIR")
 
 
 def site(ctx, version: str) -> tuple[_venv.Venv, list[str]]:
@@ -56,13 +56,17 @@ def workspace(name: str, *, fresh: bool = True) -> Path:
 
 
 def run(ctx, version: str, code: str, *, arch_list: str | None = None, cuda_home: str | None = None,
-        ws: Path | None = None, timeout: float = 900) -> _venv.Run:
+        ws: Path | None = None, timeout: float = 900, extra_path=(), extra_env: dict | None = None,
+        must_import: bool = True) -> _venv.Run:
     """`code` in a child with flashinfer-python `version`; FLASHINFER_CUDA_ARCH_LIST and CUDA_HOME only
-    when given."""
+    when given; `extra_path` (folders after FlashInfer's, before its dependencies: a companion package
+    such as flashinfer-cubin) and `extra_env` (variables a user sets) as given. A child that does not get
+    past `import flashinfer` skips the step, unless `must_import` is off (the import is what is checked)."""
     env, path = site(ctx, version)
-    child = _venv.tool_env(VIRTUAL_ENV=str(env.path), PYTHONPATH=os.pathsep.join(path))
+    child = _venv.tool_env(VIRTUAL_ENV=str(env.path), PYTHONPATH=os.pathsep.join([path[0], *map(str, extra_path), *path[1:]]))
     for name in _UNSET:
         child.pop(name, None)
+    child.update(extra_env or {})
     child["FLASHINFER_WORKSPACE_BASE"] = str(ws or workspace(f"{version}-scratch"))
     if arch_list is not None:
         child["FLASHINFER_CUDA_ARCH_LIST"] = arch_list
@@ -73,7 +77,7 @@ def run(ctx, version: str, code: str, *, arch_list: str | None = None, cuda_home
     how = ", ".join(f"{k}={v!r}" for k, v in (("FLASHINFER_CUDA_ARCH_LIST", arch_list), ("CUDA_HOME", cuda_home))
                     if v is not None) or "no FLASHINFER_CUDA_ARCH_LIST"
     ctx.note(f"[{how}] " + (line or "flashinfer did not import") + ": " + _venv.last_exception(res.output, 300))
-    if line is None:
+    if line is None and must_import:
         ctx.skip(f"flashinfer {version} did not import here: {res.tail(400)}")
     return res
 
