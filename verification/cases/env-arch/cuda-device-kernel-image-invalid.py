@@ -22,26 +22,12 @@ import tempfile
 from pathlib import Path
 
 from verification.cases._common import TOL
+from verification.cases._scale_kernel import SOURCE
 
 BACKEND = "sdpa"
 REQUIRES = {"cuda": True, "packages": ["torch", "ninja"]}
 TIMEOUT = 600
 
-SOURCE = r"""
-#include <torch/extension.h>
-#include <c10/cuda/CUDAException.h>
-__global__ void scale_kernel(const float* x, float* y, float a, int64_t n) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = a * x[i];
-}
-torch::Tensor scale(torch::Tensor x, double a) {
-  auto y = torch::empty_like(x);
-  int64_t n = x.numel();
-  scale_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), (float)a, n);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return y;
-}
-"""
 NAME = "errkb_kimage_scale"
 FATBIN_MAGIC = 0xBA55ED50
 ELF_KIND = 2  # a fatbinary entry holding a cubin (1 is PTX)

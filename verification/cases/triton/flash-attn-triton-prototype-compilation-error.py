@@ -16,7 +16,7 @@ checks the line (the last source line the error shows, and its number) and notes
 depends on the Triton release. Nothing runs on a GPU; the fixes are the sibling record's."""
 
 from errkb.verify.case import Refuted
-from verification.cases._flash_attn_triton import prototype_path
+from verification.cases._flash_attn_triton import FWD_CONST, FWD_SIG, prototype_path
 from verification.cases.triton._compile import compile_for, reraise
 from verification.cases.triton._launch import printed
 
@@ -24,14 +24,6 @@ BACKEND = "triton"
 REQUIRES = {"packages": ["triton"]}
 TIMEOUT = 300
 
-PTRS = {n: "*fp16" for n in ("Q", "K", "V", "Bias", "Out")}
-FWD_SIG = {**PTRS, "Lse": "*fp32", "TMP": "*fp32", "softmax_scale": "fp32",
-           **{n: "i32" for n in ("stride_qb", "stride_qh", "stride_qm", "stride_kb", "stride_kh", "stride_kn",
-                                 "stride_vb", "stride_vh", "stride_vn", "stride_bb", "stride_bh", "stride_bm",
-                                 "stride_ob", "stride_oh", "stride_om", "nheads", "seqlen_q", "seqlen_k",
-                                 "seqlen_q_rounded", "headdim", "CACHE_KEY_SEQLEN_Q", "CACHE_KEY_SEQLEN_K")}}
-FWD_CONST = {"BIAS_TYPE": "none", "IS_CAUSAL": False, "BLOCK_HEADDIM": 64, "EVEN_M": True, "EVEN_N": True,
-             "EVEN_HEADDIM": True, "BLOCK_M": 128, "BLOCK_N": 128}
 LINE = 118  # the record: _fwd_kernel's first tl.dot(q, k, trans_b=True) in the file of v2.0.9 and later
 PRODUCT = "tl.dot(q, k, trans_b=True)"
 
