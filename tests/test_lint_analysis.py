@@ -116,6 +116,56 @@ def test_mentions_of_rocm_keep_the_nvidia_archs(text):
     assert file_archs(text.encode(), ("sm80", "sm90")) == ("sm80", "sm90")
 
 
+# GPU names as the held-out rounds' files write them (lint/archs.py GPU_NAMES): prose, tables,
+# counts, image tags and paths; each maps to its arch, a file naming several to all of them
+@pytest.mark.parametrize("text, archs", [
+    ("该模型部署需至少两台搭载8张H200显卡的计算节点", ("sm90",)), ("two nodes of 8x H200", ("sm90",)),
+    ("on 8xB200s", ("sm100",)), ("4x GB300 node", ("sm103",)), ("PD h20 decode node", ("sm90",)),
+    ("Ampere (A100, A10)", ("sm80", "sm86")), ("RunPod, A40 (48 GB)", ("sm86",)), ("SmolLM on an NVIDIA A10G", ("sm86",)),
+    ("A10 / A100 / A800 / H20 / H800 / L20", ("sm80", "sm86", "sm89", "sm90")), ("L40S 48GB", ("sm89",)),
+    ("GPU_PROFILE auto, l40, a100, h100", ("sm80", "sm90")),  # (L40, like A10-A40 and L20, only in capitals) ("RTX 6000 Ada 48GB", ("sm89",)),
+    ("4x NVIDIA RTX A4000 (16GB each)", ("sm86",)), ("Debian-PyTorch-RTX5070Ti", ("sm120",)),
+    ("RTX Pro 6000 | Blackwell", ("sm120",)), ("Two RTX PRO 6000 Blackwell (96 GB)", ("sm120",)),
+    ("双 RTX 2080 Ti (SM75)", ("sm75",)), ("NVIDIA GB10（DGX Spark）", ("sm121",)), ("vllm-v100:vllm021-cu126", ("sm70",)),
+    ("Gemma-2B-IT on T4 GPU", ("sm75",)), ("Tesla T4", ("sm75",)), ("Turing (T4): Supported", ("sm75",)),
+    ('"Nvidia T4 ×2" (default)', ("sm75",)), ("Measured on an L4: the probe", ("sm89",)), ("OOM a 22 GB L4", ("sm89",)),
+    ('# "gpu_type": "nvidia-l4"', ("sm89",)), ("NVIDIA L4", ("sm89",)), ("Jetson AGX Thor", ("sm110",)),
+])
+def test_named_gpus_map_to_their_archs(text, archs):
+    from errkb.lint.archs import file_archs, named_archs
+
+    assert named_archs(text.encode()) == archs
+    assert file_archs(text.encode(), ("sm80", "sm90")) == archs
+
+
+# words that are not GPUs: a name inside a longer one (A100 is not A10, H200 not H20, GB200 not
+# B200), MoE model names (A10B), llama.cpp builds, hex, line anchors, L4/T4 outside a GPU's context
+@pytest.mark.parametrize("text", [
+    "Qwen3.5-122B-A10B INT4", "DiffusionGemma 26B-A4B", "llama.cpp b2000+", "0xA100", "blob/main/x.py#L20-L40",
+    "layer L4", "L4  Agent Protocols", "T4 template", "a2 a16 A2 A16", "ws['a30'] = 1", "author: thorough",
+    "sm_90a, compute_89", "H2O", "the A1000 and A1001",
+])
+def test_words_that_are_not_gpus_keep_the_configured_archs(text):
+    from errkb.lint.archs import file_archs, named_archs
+
+    assert named_archs(text.encode()) == ()
+    assert file_archs(text.encode(), ("sm80", "sm90")) == ("sm80", "sm90")
+
+
+def test_a_name_inside_a_longer_one_is_that_one():
+    from errkb.lint.archs import named_archs
+
+    assert named_archs(b"A100") == ("sm80",) and named_archs(b"H200") == ("sm90",)  # not A10's sm86
+    assert named_archs(b"GB200") == ("sm100",) and named_archs(b"GB300") == ("sm103",)  # not GB10's sm121
+    assert named_archs(b"RTX 4090 and RTX 5090") == ("sm89", "sm120")
+
+
+def test_rocm_evidence_wins_over_named_gpus():
+    from errkb.lint.archs import file_archs
+
+    assert file_archs(b"MI300X, not H100\nexport HIP_VISIBLE_DEVICES=0", ("sm80", "sm90")) == ()
+
+
 def test_a_lint_run_leaves_no_state_behind(tmp_path):
     import sys
 
