@@ -1,0 +1,30 @@
+"""`import flash_attn.cute` of flash-attn-4 4.0.0b15 under nvidia-cutlass-dsl 4.6.0: "module
+'cutlass.cute.core' has no attribute 'ThrMma'" (flash_attn/cute/utils.py line 279), on the CPU.
+
+Environments and versions: verification/cases/fa4/_thrmma.py. Reproduce: the import in the record's
+pair. Fix 1: `python -m pip install -U --pre flash-attn-4` in the failing environment, then the import
+runs; and the first release the fix names, 4.0.0b16, imports under nvidia-cutlass-dsl 4.6.0 exactly.
+Fix 2 (FA4 betas): the fix's pins run in the failing environment, then the import runs; the notes say
+what the DSL pin alone does there (pip keeps quack-kernels 0.6.3, which asks for
+nvidia-cutlass-dsl~=4.6.0). The fix's other half, flash-attn 2.8.3's copy with nvidia-cutlass-dsl 4.1.0
+(Python 3.12 wheels only), is not run."""
+
+from verification.cases.fa4 import _thrmma as t
+
+BACKEND = "env-build"
+REQUIRES = {"cuda": False}
+TIMEOUT = 1800
+
+reproduce = t.reproduce
+
+
+def fix_1(ctx):
+    ctx.call(t.runs_clean, t.upgraded(ctx))
+    ctx.call(t.runs_clean, t.first_fixed_release(ctx))
+
+
+def fix_2(ctx):
+    alone = t.dsl_held(ctx, "nvidia-cutlass-dsl>=4.4.2,<4.6")
+    ctx.note("the DSL pin alone in the failing environment: "
+             + ("imports" if "imported flash_attn.cute" in alone.output else t._venv.last_exception(alone.output, 300)))
+    ctx.call(t.runs_clean, t.dsl_held(ctx, "nvidia-cutlass-dsl>=4.4.2,<4.6", "quack-kernels<0.6"))
