@@ -16,3 +16,22 @@ torch::Tensor scale(torch::Tensor x, double a) {
   return y;
 }
 """
+
+
+def build(name: str, arch_list: str, folder: str):
+    """The extension built by torch's JIT builder for `arch_list` (TORCH_CUDA_ARCH_LIST, restored
+    afterwards) into `folder`."""
+    import os
+
+    from torch.utils.cpp_extension import load_inline
+
+    saved = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
+    try:
+        return load_inline(name=name, cpp_sources="torch::Tensor scale(torch::Tensor x, double a);",
+                           cuda_sources=SOURCE, functions=["scale"], build_directory=folder, verbose=False)
+    finally:
+        if saved is None:
+            os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+        else:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = saved

@@ -15,14 +15,13 @@ loads) needs an older driver than the GPU machine has: not reproduced. Needs nvc
 
 import hashlib
 import importlib.util
-import os
 import shutil
 import struct
 import tempfile
 from pathlib import Path
 
 from verification.cases._common import TOL
-from verification.cases._scale_kernel import SOURCE
+from verification.cases._scale_kernel import SOURCE, build
 
 BACKEND = "sdpa"
 REQUIRES = {"cuda": True, "packages": ["torch", "ninja"]}
@@ -40,23 +39,11 @@ def _build(ctx):
     after the source and the architecture, so a fresh worker (the reproduce step ends its worker)
     finds ninja's build up to date instead of compiling again."""
     if "ext" not in _built:
-        from torch.utils.cpp_extension import load_inline
-
         major, minor = ctx.torch.cuda.get_device_capability()
         key = hashlib.sha256(f"{SOURCE}{major}.{minor}{ctx.torch.__version__}".encode()).hexdigest()[:12]
         folder = Path(tempfile.gettempdir()) / f"errkb-kimage-{key}"
         folder.mkdir(exist_ok=True)
-        saved = os.environ.get("TORCH_CUDA_ARCH_LIST")
-        os.environ["TORCH_CUDA_ARCH_LIST"] = f"{major}.{minor}"
-        try:
-            ext = load_inline(name=NAME, cpp_sources="torch::Tensor scale(torch::Tensor x, double a);",
-                              cuda_sources=SOURCE, functions=["scale"], build_directory=str(folder),
-                              verbose=False)
-        finally:
-            if saved is None:
-                os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
-            else:
-                os.environ["TORCH_CUDA_ARCH_LIST"] = saved
+        ext = build(NAME, f"{major}.{minor}", str(folder))
         _built["ext"] = ext
         ctx.note(f"built {NAME} with TORCH_CUDA_ARCH_LIST={major}.{minor}: {ext.__file__}")
     return _built["ext"], Path(_built["ext"].__file__)

@@ -5,7 +5,7 @@ with TORCH_CUDA_ARCH_LIST=8.0 (sm_80 code only, no PTX to fall back on), and onc
 the case runs on (the record's rebuild fix). Needs nvcc and ninja on the machine."""
 
 from verification.cases._common import TOL
-from verification.cases._scale_kernel import SOURCE
+from verification.cases._scale_kernel import build
 
 BACKEND = "sdpa"
 REQUIRES = {"cuda": True, "arch": "sm90+", "packages": ["torch", "ninja"]}
@@ -14,23 +14,10 @@ TIMEOUT = 600
 
 def _build(arch_list: str):
     """The extension built for `arch_list` (TORCH_CUDA_ARCH_LIST), in a folder of its own."""
-    import os
     import tempfile
 
-    from torch.utils.cpp_extension import load_inline
-
-    saved = os.environ.get("TORCH_CUDA_ARCH_LIST")
-    os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
-    try:
-        name = "errkb_scale_" + arch_list.replace(".", "").replace("+", "p").replace(";", "_")
-        return load_inline(name=name, cpp_sources="torch::Tensor scale(torch::Tensor x, double a);",
-                           cuda_sources=SOURCE, functions=["scale"], build_directory=tempfile.mkdtemp(),
-                           verbose=False)
-    finally:
-        if saved is None:
-            os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
-        else:
-            os.environ["TORCH_CUDA_ARCH_LIST"] = saved
+    name = "errkb_scale_" + arch_list.replace(".", "").replace("+", "p").replace(";", "_")
+    return build(name, arch_list, tempfile.mkdtemp())
 
 
 def _x(ctx):

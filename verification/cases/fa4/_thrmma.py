@@ -89,3 +89,13 @@ def first_fixed_release(ctx) -> _venv.Run:
 
 def runs_clean(res: _venv.Run) -> None:
     _venv.finished(res, "imported flash_attn.cute", "import flash_attn.cute")
+
+
+def fix_pinned_dsl(ctx):
+    """Both records' second fix: the DSL held below 4.6 in the failing environment, noting what
+    the pin alone does (quack-kernels 0.6.3 stays and asks for nvidia-cutlass-dsl~=4.6.0), then
+    with quack-kernels held below 0.6 too, where the import must run."""
+    alone = dsl_held(ctx, "nvidia-cutlass-dsl>=4.4.2,<4.6")
+    ctx.note("the DSL pin alone in the failing environment: "
+             + ("imports" if "imported flash_attn.cute" in alone.output else _venv.last_exception(alone.output, 300)))
+    ctx.call(runs_clean, dsl_held(ctx, "nvidia-cutlass-dsl>=4.4.2,<4.6", "quack-kernels<0.6"))

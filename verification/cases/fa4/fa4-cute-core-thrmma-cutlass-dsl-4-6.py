@@ -23,8 +23,4 @@ def fix_1(ctx):
     ctx.call(t.runs_clean, t.first_fixed_release(ctx))
 
 
-def fix_2(ctx):
-    alone = t.dsl_held(ctx, "nvidia-cutlass-dsl>=4.4.2,<4.6")
-    ctx.note("the DSL pin alone in the failing environment: "
-             + ("imports" if "imported flash_attn.cute" in alone.output else t._venv.last_exception(alone.output, 300)))
-    ctx.call(t.runs_clean, t.dsl_held(ctx, "nvidia-cutlass-dsl>=4.4.2,<4.6", "quack-kernels<0.6"))
+fix_2 = t.fix_pinned_dsl
