@@ -34,7 +34,7 @@ def main() -> None:
     index = MatchIndex(Dataset.load())
     outcomes = wild.evaluate(index)
     names = ProjectNames.load(index.dataset.data_dir, index.evidence_packages)
-    with_project = wild.evaluate(index, names=names)
+    with_project = wild.evaluate(index, names=names, text_only=outcomes)
     print("wild corpus (tests/wild, SAMPLING.md); '+project': each paste looked up with its thread's repository")
     print("as the project (a kernel library's tracker names that library; others name none)")
     print(f"{'split':13} {'pastes':>6} {'in scope':>8} {'right':>6} {'wrong':>6} {'abstain':>7} {'top-1':>6}"

@@ -188,15 +188,22 @@ def _listing_end(text: str, start: int) -> int:
     return len(text)
 
 
-def evaluate(index: MatchIndex, wild_dir: Path = WILD_DIR, names: ProjectNames | None = None) -> list[Outcome]:
+def evaluate(index: MatchIndex, wild_dir: Path = WILD_DIR, names: ProjectNames | None = None,
+             text_only: list[Outcome] | None = None) -> list[Outcome]:
     """Every labelled paste matched and judged. With `names`, each paste is looked up with the
     project its thread's repository names (`ProjectNames.packages(url)`): what a bot answering on
-    that tracker, or a user who says which library they ran, would pass beside the text."""
+    that tracker, or a user who says which library they ran, would pass beside the text. A paste
+    whose thread names none is looked up as text only: given, `text_only` (this function's
+    outcomes without `names`) answers for those, unmatched again."""
     speaks_for = {r.id: libraries_of({e.package for e in r.evidence}, set(r.backends)) for r in index.dataset.records}
+    known = {o.label.file: o for o in text_only or ()}
     out = []
     for label in load_labels(wild_dir):
-        text = paste_text(label, wild_dir)
         project = names.packages(github_thread(label.url) or "") if names else frozenset()
+        if not project and label.file in known:
+            out.append(known[label.file])
+            continue
+        text = paste_text(label, wild_dir)
         got = index.match(text, limit=3, project=project)
         out.append(Outcome(label, got, judge(label, text, got, speaks_for)))
     return out

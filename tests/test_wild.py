@@ -78,11 +78,11 @@ def test_lookup_keeps_its_floor_on_the_frozen_test_split(outcomes):
     assert s["quiet_share"] >= floor["test_quiet_share"], s
 
 
-def test_the_threads_project_keeps_its_own_floor_and_quiets(index, data_dir):
+def test_the_threads_project_keeps_its_own_floor_and_quiets(index, outcomes, data_dir):
     """Looked up with the thread's repository as the project (what a bot on that tracker would
     pass): its own ratchet on test, and the pastes without an attention error stay quiet."""
     floor = json.loads((wild.WILD_DIR / "floor.json").read_text())
-    judged = wild.evaluate(index, names=ProjectNames.load(data_dir, index.evidence_packages))
+    judged = wild.evaluate(index, names=ProjectNames.load(data_dir, index.evidence_packages), text_only=outcomes)
     test = wild.summary([o for o in judged if o.label.part == "test"])
     dev = wild.summary([o for o in judged if o.label.part == "dev"])
     assert test["top1"] >= floor["test_project_top1"], test
