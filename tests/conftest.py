@@ -33,6 +33,14 @@ def dataset(data_dir: Path) -> Dataset:
     return Dataset.load(data_dir)
 
 
+@pytest.fixture(scope="session")
+def index(dataset: Dataset):
+    """The shipped dataset's match index, built once per test process (tests only read it)."""
+    from errkb.match import MatchIndex
+
+    return MatchIndex(dataset)
+
+
 @pytest.fixture
 def data_copy(tmp_path: Path, data_dir: Path) -> Path:
     """A private copy of the dataset that a test may change."""

@@ -27,11 +27,6 @@ def test_the_compiled_selection_is_built():
 
 
 @pytest.fixture(scope="module")
-def index(dataset):
-    return MatchIndex(dataset)
-
-
-@pytest.fixture(scope="module")
 def pastes(index):
     """Real templates rendered into noisy pastes, some with a word changed, plus the eval pastes."""
     rng = random.Random(5)

@@ -74,10 +74,7 @@ def test_explain_prints_the_record_and_exits_1_on_no_match():
                       .stdout)["withheld"][0]["id"] == "cuda-no-kernel-image"
 
 
-def test_explain_prints_a_bare_site_with_the_releases_that_raise_it(dataset):
-    from errkb.match import MatchIndex
-
-    index = MatchIndex(dataset)
+def test_explain_prints_a_bare_site_with_the_releases_that_raise_it(dataset, index):
     entry = next(e for e in index.entries if not e.record_ids and "{" not in e.template
                  and len(e.literal) > 60 and "\n" not in e.template and not e.info_only
                  and not e.aside_warning)  # a warning about something else answers only through a record

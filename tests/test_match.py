@@ -6,11 +6,6 @@ from errkb import match, wild
 from errkb.match import MatchIndex
 
 
-@pytest.fixture(scope="module")
-def index(dataset):
-    return MatchIndex(dataset)
-
-
 def top(index, text):
     hits = index.match(text)
     return hits[0] if hits else None

@@ -3,15 +3,9 @@ changes in matching (a bare line answers for the named kernel library, never ove
 
 import pytest
 
-from errkb.match import MatchIndex
 from errkb.projects import GENERAL, ProjectNames
 
 NO_KERNEL_IMAGE = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
-
-
-@pytest.fixture(scope="module")
-def index(dataset):
-    return MatchIndex(dataset)
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 that follows from it."""
 
 from errkb import refusals
-from errkb.match import MatchIndex
 
 # The shape xformers 0.0.16-0.0.23 printed for CPU float32 inputs (reasons as in its common.py).
 LISTING = """NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:
@@ -45,21 +44,21 @@ def test_a_block_ends_at_a_blank_line_or_a_traceback():
                                           "max(query.shape[-1] != value.shape[-1]) > 32"]
 
 
-def test_the_deciding_reason_goes_first_and_the_incidental_one_last(dataset):
-    got = [m.id for m in MatchIndex(dataset).match(LISTING, limit=5)]
+def test_the_deciding_reason_goes_first_and_the_incidental_one_last(index):
+    got = [m.id for m in index.match(LISTING, limit=5)]
     assert got[:2] == ["xformers-inputs-on-cpu", "xformers-no-operator-found"]
     assert got.index("xformers-head-dim-above-kernel-limit") > got.index("xformers-no-operator-found")
 
 
-def test_a_deciding_reason_goes_first_when_both_scores_are_capped(dataset):
+def test_a_deciding_reason_goes_first_when_both_scores_are_capped(index):
     """ComfyUI-SUPIR#167: both records score the cap (1.0) on an exact match, so the deciding
     reason's bonus is lost there; the hit on a deciding reason still goes before the headline."""
     text = LISTING.replace("    device=cpu (supported: {'cuda'})\n", "    xFormers wasn't build with CUDA support\n")
-    got = [m.id for m in MatchIndex(dataset).match(text, limit=3)]
+    got = [m.id for m in index.match(text, limit=3)]
     assert got[:2] == ["xformers-not-built-with-cuda", "xformers-no-operator-found"], got
 
 
-def test_a_reason_printed_above_every_header_moves_to_the_last_listing(dataset):
+def test_a_reason_printed_above_every_header_moves_to_the_last_listing(index):
     """A paste that opens with the tail of one listing (its first reasons headless) and then holds a
     whole one: the record answers on the deciding line of the last listing, the one that raised."""
     tail = ("    requires device with capability == (8, 0) but your GPU has capability (12, 0) (too new)\n"
@@ -72,7 +71,7 @@ def test_a_reason_printed_above_every_header_moves_to_the_last_listing(dataset):
              "`cutlassF-pt` is not supported because:\n"
              "    requires device with capability <= (9, 0) but your GPU has capability (12, 0) (too new)\n")
     text = tail + whole
-    got = MatchIndex(dataset).match(text, limit=1)[0]
+    got = index.match(text, limit=1)[0]
     assert got.id == "xformers-gpu-too-new-for-kernels"
     assert got.span[0] == text.rindex("requires device with capability <= (9, 0)")
 
@@ -98,8 +97,8 @@ def test_another_kernel_s_head_dim_limit_alone_decides_nothing():
     assert refusals.reason_spans(one) == ([], [])
 
 
-def test_a_cut_listing_is_not_answered_by_the_small_k_limit(dataset):
-    got = MatchIndex(dataset).match(CUT, limit=5)
+def test_a_cut_listing_is_not_answered_by_the_small_k_limit(index):
+    got = index.match(CUT, limit=5)
     ids = [m.id for m in got]
     assert ids.index("xformers-operator-not-built") < ids.index("xformers-head-dim-above-kernel-limit")
     limit = got[ids.index("xformers-head-dim-above-kernel-limit")]

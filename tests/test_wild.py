@@ -6,7 +6,6 @@ import json
 import pytest
 
 from errkb import wild
-from errkb.match import MatchIndex
 from errkb.projects import ProjectNames
 
 LIBRARIES = set(wild.LIBRARY_PACKAGES) | {"other"}
@@ -18,11 +17,6 @@ FAMILIES = {"arch-mismatch", "abi-mismatch", "missing-module", "build-failure", 
 @pytest.fixture(scope="module")
 def labels():
     return wild.load_labels()
-
-
-@pytest.fixture(scope="module")
-def index(dataset):
-    return MatchIndex(dataset)
 
 
 @pytest.fixture(scope="module")
