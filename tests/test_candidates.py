@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from errkb import candidates, templates
-from errkb.match import MatchIndex, exact_plan, weighted_plan
+from errkb.match import exact_plan, weighted_plan
 from errkb.paste import parse
 
 compiled = candidates.compiled
