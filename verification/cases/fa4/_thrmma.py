@@ -99,3 +99,8 @@ def fix_pinned_dsl(ctx):
     ctx.note("the DSL pin alone in the failing environment: "
              + ("imports" if "imported flash_attn.cute" in alone.output else _venv.last_exception(alone.output, 300)))
     ctx.call(runs_clean, dsl_held(ctx, "nvidia-cutlass-dsl>=4.4.2,<4.6", "quack-kernels<0.6"))
+
+
+def fix_upgraded(ctx):
+    """The fix's `pip install -U --pre flash-attn-4` in the failing environment: the import runs."""
+    ctx.call(runs_clean, upgraded(ctx))

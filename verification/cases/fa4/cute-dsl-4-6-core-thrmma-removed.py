@@ -18,8 +18,5 @@ TIMEOUT = 1800
 reproduce = t.reproduce
 
 
-def fix_1(ctx):
-    ctx.call(t.runs_clean, t.upgraded(ctx))
-
-
+fix_1 = t.fix_upgraded
 fix_2 = t.fix_pinned_dsl

@@ -19,7 +19,7 @@ reproduce = t.reproduce
 
 
 def fix_1(ctx):
-    ctx.call(t.runs_clean, t.upgraded(ctx))
+    t.fix_upgraded(ctx)
     ctx.call(t.runs_clean, t.first_fixed_release(ctx))
 
 

@@ -15,6 +15,7 @@ import json
 import zipfile
 from pathlib import Path
 
+from errkb.verify.case import Refuted
 from verification.cases import _abi_wheels as abi
 from verification.cases import _builds as b
 from verification.cases import _venv
@@ -64,6 +65,14 @@ def run(ctx, version: str, code: str, *, path=(), timeout: float = 600):
     if line is None:
         raise RuntimeError(f"the child reported nothing: {res.tail(1200)}")
     return json.loads(line[len(MARK):])
+
+
+def passes(ctx, got: dict, holds: str, refusal: str) -> None:
+    """A fix's or control's verdict on a child run: the checked statement did not raise, and the
+    run's own `holds` flag is true (else refuted, saying `refusal`)."""
+    ctx.call(raise_statement, got["raised"])
+    if not got[holds]:
+        raise Refuted(refusal)
 
 
 def raise_statement(got: dict | None) -> None:
