@@ -3,6 +3,7 @@ importing libcst. Volta and Turing (sm70, sm75) are known but not targeted by de
 2/3 refuse them, so a project that runs on T4/V100 says so with --gpu-arch."""
 
 import re
+from typing import NamedTuple
 
 ALL_ARCHS = ("sm70", "sm75", "sm80", "sm86", "sm89", "sm90", "sm100", "sm103", "sm110", "sm120", "sm121")
 DEFAULT_ARCHS = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm120")
@@ -32,20 +33,27 @@ def targets_rocm(source: bytes) -> bool:
     return any(p.search(source) for p in ROCM_EVIDENCE)
 
 
-def file_archs(source: bytes, archs: tuple[str, ...]) -> tuple[str, ...]:
+class FileArchs(NamedTuple):
+    archs: tuple[str, ...]
+    named: bool  # the archs are the GPUs the file names: a finding must hold on each (lint/rule.py)
+
+
+def file_archs(source: bytes, archs: tuple[str, ...]) -> FileArchs:
     """The NVIDIA archs the arch-dependent rules judge this file for. None in a file that targets
     ROCm or a DCU (the tenth round's DCU guide: CUDA's sm89 refusal reported on a gfx936); else,
-    where the file names NVIDIA GPUs, the archs of those it names (all of them): a guide that says
-    it runs on two nodes of 8x H200 is judged for sm90, not for the Blackwell archs of the default
+    where the file names NVIDIA GPUs, the archs of those it names, `named`: a guide that says it
+    runs on two nodes of 8x H200 is judged for sm90, not for the Blackwell archs of the default
     list (the eleventh round's SGLang guide, where fa3 works); else the configured ones.
-    File-level decisions: a guide with an NVIDIA and an AMD section is not judged, and one that
-    names an A100 and a B200 is judged for both. The named GPUs override --gpu-arch / gpu-archs
-    too (the CLI keeps no mark of whether the archs were set or defaulted, and a file's own
-    statement is more specific than the project's list): the configured archs only stand for
-    files that name no GPU."""
+    A file naming GPUs of several archs is judged for each, and a finding must hold on every one
+    of them (the twelfth round's guide puts fa3 on its H100 and another backend on its B200); a
+    finding on the configured archs needs only one. A guide with an NVIDIA and an AMD section is
+    not judged. The named GPUs override --gpu-arch / gpu-archs too (the CLI keeps no mark of
+    whether the archs were set or defaulted, and a file's own statement is more specific than the
+    project's list): the configured archs only stand for files that name no GPU."""
     if not archs or targets_rocm(source):
-        return ()
-    return named_archs(source) or tuple(archs)
+        return FileArchs((), False)
+    named = named_archs(source)
+    return FileArchs(named, True) if named else FileArchs(tuple(archs), False)
 
 
 # NVIDIA GPU names -> the arch they are, for files that say which GPU they run on (file_archs).

