@@ -122,7 +122,7 @@ def _collect(index: ModuleIndex) -> list[Launch]:
     launches: list[Launch] = []
     uses_transformers = None
     for site in index.calls:
-        targets = index.targets(site)
+        targets = index.targets(site) or index.subclassed(site)
         if targets and targets <= VLLM_CALLS:
             launches.append(_call_launch(index, site, "vllm"))
         elif targets and targets <= SGLANG_CALLS:

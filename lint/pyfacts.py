@@ -130,7 +130,9 @@ class ModuleFacts:
         self.parent[node] = region
         self.attrs[node], self.stores[node] = set(), set()
         jobs.append((node, list(node.body)))
-        if type(node) is not ast.ClassDef:
+        if type(node) is ast.ClassDef:  # a call of the class may be one of its bases' (analysis.subclassed)
+            self.assigns.setdefault(node.name, []).extend(b for b in node.bases if isinstance(b, _NAMES))
+        else:
             args = node.args
             positional = [*args.posonlyargs, *args.args]
             for param, default in [*zip(positional[len(positional) - len(args.defaults):], args.defaults),

@@ -176,11 +176,19 @@ class SglangFa3ArchRange(ConfigRule):
              Example(_GUIDE.format(gpu="H200", flags="--attention-backend fa3"), path="guide.md"),
              # names a Hopper and a Blackwell GPU: fa3 holds on one of them (the twelfth held-out round)
              Example(_GUIDE.format(gpu="H100 (fa3) or B200 (trtllm_mha)", flags="--attention-backend fa3"),
-                     path="guide.md")]
+                     path="guide.md"),
+             # the key written last wins: the spread dict's fa3 is replaced
+             Example(_PY + "config = dict(model_path='m', attention_backend='fa3')\n"
+                     "sgl.Engine(**{**config, 'attention_backend': 'triton'})\n", archs=("sm100",))]
     INVALID = [
         Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm90", "sm100")),
         Example(_GUIDE.format(gpu="B200", flags="--attention-backend fa3"), path="guide.md"),
         Example(_GUIDE.format(gpu="B200 or RTX 5090", flags="--attention-backend fa3"), path="guide.md"),
+        # a subclass of Engine takes Engine's settings, here from a dict spread into another (the
+        # twelfth round's miss)
+        Example(_PY + "class StageEngine(sgl.Engine):\n    run_scheduler_process_func = None\n\n"
+                "config = dict(model_path='m', attention_backend='fa3')\nStageEngine(**{**config, 'port': 1})\n",
+                archs=("sm100",)),
         Example(_GUIDE.format(gpu="RTX 5090", flags="--attention-backend fa3"), path="guide.md"),
         Example(_GUIDE.format(gpu="GPUs", flags="--attention-backend fa3"), path="guide.md"),  # no GPU named: the defaults
         Example("FROM lmsysorg/sglang:latest\n"
