@@ -4,11 +4,18 @@ to load it, and torch's launch check raises "CUDA error: device kernel image is 
 The record's second condition ("the .so file holding the GPU code is damaged"), made for real: a
 one-kernel torch extension (an elementwise scale) is built with torch's JIT extension builder for
 this GPU's architecture only (TORCH_CUDA_ARCH_LIST=<major>.<minor>, so its fatbinary holds one
-cubin, no PTX), then a copy of the .so is written in which that cubin's ELF section header table
-is overwritten with 0xFF bytes. Nothing else changes: the fatbinary's entry still says "ELF for
-sm_XY", so the CUDA runtime hands that cubin to the driver, which cannot parse it. The damaged
-copy is imported from its own folder (under the same module name) and launched; the undamaged
-build is what fix 3 (a clean reinstall) gives back, and it must run and match.
+cubin, no PTX), then a copy of the .so is written in which the second half of that cubin is
+zeroed, as a copy cut short and padded would be. The fatbinary's entry still says "ELF for
+sm_XY", so the CUDA runtime hands that cubin to the driver, which refuses it. The damaged copy is
+imported from its own folder (under the same module name) and launched; the undamaged build is
+what fix 3 (a clean reinstall) gives back, and it must run and match.
+
+Which damage the driver notices was measured (verification/device/probes/cubin_damage.py, H100,
+driver 580.159.04, torch 2.11.0+cu130): overwriting the cubin's section or program header tables
+changes nothing (the launch runs and is right), a zeroed second half, zeroed `.nv.info`
+sections, a wrong ELF magic, e_machine or e_flags give "device kernel image is invalid", code
+bytes overwritten give "an illegal instruction was encountered", and an e_shoff out of range
+crashes the process.
 
 The first condition (a build made with a newer toolkit or fatbinary format than the driver
 loads) needs an older driver than the GPU machine has: not reproduced. Needs nvcc and ninja."""
@@ -83,19 +90,15 @@ def _cubins(data: bytes):
 
 
 def damaged_copy(ctx, so: Path) -> Path:
-    """A copy of `so` in a folder of its own, each cubin's section header table overwritten with 0xFF."""
+    """A copy of `so` in a folder of its own, the second half of each cubin zeroed."""
     data = bytearray(so.read_bytes())
     damaged = []
     for start, length, arch in _cubins(bytes(data)):
         if data[start:start + 4] != b"\x7fELF":
             raise RuntimeError(f"the sm_{arch} entry is not a plain ELF (compressed?): the case damages plain cubins")
-        shoff, = struct.unpack_from("<Q", data, start + 0x28)
-        shentsize, shnum = struct.unpack_from("<HH", data, start + 0x3A)
-        table = shentsize * shnum
-        if not (0 < shoff and shoff + table <= length):
-            raise RuntimeError(f"the sm_{arch} cubin's section header table is not inside its entry")
-        data[start + shoff:start + shoff + table] = b"\xff" * table
-        damaged.append(f"sm_{arch} cubin ({length} bytes): {table} bytes of section headers at +{shoff}")
+        half = length // 2
+        data[start + half:start + length] = bytes(length - half)
+        damaged.append(f"sm_{arch} cubin ({length} bytes): bytes {half}-{length} zeroed")
     if not damaged:
         raise RuntimeError(f"no cubin found in {so.name}'s .nv_fatbin")
     ctx.note("damaged copy: " + "; ".join(damaged))
