@@ -57,7 +57,8 @@ def _build(ctx):
 
 
 def _sections(data: bytes, name: bytes):
-    """(offset, size) of each ELF64 section called `name`."""
+    """(offset, size) of each ELF64 section whose name starts with `name` (the .so's `.nv_fatbin`;
+    the probe verification/device/probes/cubin_damage.py reads a cubin's `.text.*` with it)."""
     shoff, = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     strtab_off = struct.unpack_from("<Q", data, shoff + shstrndx * shentsize + 0x18)[0]
@@ -65,7 +66,7 @@ def _sections(data: bytes, name: bytes):
         h = shoff + i * shentsize
         sh_name, = struct.unpack_from("<I", data, h)
         end = data.index(b"\0", strtab_off + sh_name)
-        if data[strtab_off + sh_name:end] == name:
+        if data[strtab_off + sh_name:end].startswith(name):
             off, size = struct.unpack_from("<QQ", data, h + 0x18)
             yield off, size
 

@@ -39,23 +39,11 @@ def _case():
     return mod
 
 
-def _section(cubin: bytes, name: bytes):
-    """(offset, size) of the cubin's sections whose name starts with `name`."""
-    shoff, = struct.unpack_from("<Q", cubin, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
-    strtab = struct.unpack_from("<Q", cubin, shoff + shstrndx * shentsize + 0x18)[0]
-    for i in range(shnum):
-        h = shoff + i * shentsize
-        n, = struct.unpack_from("<I", cubin, h)
-        if cubin[strtab + n:cubin.index(b"\0", strtab + n)].startswith(name):
-            yield struct.unpack_from("<QQ", cubin, h + 0x18)
-
-
 def _fill(data, start, size, byte=b"\xff"):
     data[start:start + size] = byte * size
 
 
-def damages():
+def damages(case):
     """name -> function(bytearray of the .so, start and length of the cubin) that damages it."""
     def phdrs(d, s, n):
         phoff, = struct.unpack_from("<Q", d, s + 0x20)
@@ -73,12 +61,12 @@ def damages():
 
     def text(d, s, n):
         cubin = bytes(d[s:s + n])
-        for off, size in _section(cubin, b".text."):
+        for off, size in case._sections(cubin, b".text."):
             _fill(d, s + off, size)
 
     def nvinfo(d, s, n):
         cubin = bytes(d[s:s + n])
-        for off, size in _section(cubin, b".nv.info"):
+        for off, size in case._sections(cubin, b".nv.info"):
             _fill(d, s + off, size, b"\x00")
 
     def half(d, s, n):
@@ -104,7 +92,7 @@ def main() -> int:
     clean = bytes(so.read_bytes())
     cubins = list(case._cubins(clean))
     print("cubins:", [(arch, length) for _, length, arch in cubins])
-    for name, damage in {"none (clean copy)": lambda d, s, n: None, **damages()}.items():
+    for name, damage in {"none (clean copy)": lambda d, s, n: None, **damages(case)}.items():
         data = bytearray(clean)
         for start, length, _ in cubins:
             damage(data, start, length)
