@@ -70,13 +70,13 @@ MODULES = {
 
 def launcher(values: list[str]) -> tuple[str, int, str] | None:
     """(tool, index of the first option, entry) when `values` starts a vLLM or SGLang server:
-    `vllm serve`, `sglang serve`, `python[3] -m MODULE` (a path to python or an `exec`/`env`
-    prefix is fine); None otherwise."""
+    `vllm serve`, `sglang serve`, `python[3] -m MODULE` (a path to python, an interpreter held in
+    a variable as `"$PYTHON_BIN" -m MODULE`, or an `exec`/`env` prefix is fine); None otherwise."""
     for i, word in enumerate(values):
         base = word.rsplit("/", 1)[-1]
         if base in ("vllm", "sglang") and i + 1 < len(values) and values[i + 1] == "serve":
             return base, i + 2, f"{base} serve"
-        if base.startswith("python") and i + 2 < len(values) and values[i + 1] == "-m" \
+        if (base.startswith("python") or word.startswith("$")) and i + 2 < len(values) and values[i + 1] == "-m" \
                 and values[i + 2] in MODULES:
             return MODULES[values[i + 2]], i + 3, values[i + 2]
     return None

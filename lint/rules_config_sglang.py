@@ -151,7 +151,13 @@ def _refused_on(rule, launch, ctx, keys, name, refused):
 
 
 def _backends(launch, keys, name):
-    return [s for _, s in launch.texts(*keys) if s.text == name]
+    """The settings of `keys` that name backend `name`; `attention_backend` only where a phase
+    still falls back to it: SGLang builds each phase from --prefill-/--decode-attention-backend
+    when that is given, else from --attention-backend (`get_attention_backends` in 0.5.6,
+    `attention_backends_of` in 0.5.23), so with both given it builds nothing from it."""
+    both = all(launch.settings.get(k) is not None and launch.settings[k].value is not None
+               for k in ("prefill_attention_backend", "decode_attention_backend"))
+    return [s for k, s in launch.texts(*keys) if s.text == name and not (both and k == "attention_backend")]
 
 
 # a deployment guide that names its GPU (the eleventh held-out round's SGLang guide, on 8x H200):
@@ -177,6 +183,9 @@ class SglangFa3ArchRange(ConfigRule):
              # names a Hopper and a Blackwell GPU: fa3 holds on one of them (the twelfth held-out round)
              Example(_GUIDE.format(gpu="H100 (fa3) or B200 (trtllm_mha)", flags="--attention-backend fa3"),
                      path="guide.md"),
+             # both phases name their own backend: --attention-backend fa3 builds nothing
+             Example(_SH + " --attention-backend fa3 --prefill-attention-backend triton "
+                     "--decode-attention-backend flashinfer\n", path="serve.sh", archs=("sm100",)),
              # the key written last wins: the spread dict's fa3 is replaced
              Example(_PY + "config = dict(model_path='m', attention_backend='fa3')\n"
                      "sgl.Engine(**{**config, 'attention_backend': 'triton'})\n", archs=("sm100",))]
@@ -184,6 +193,10 @@ class SglangFa3ArchRange(ConfigRule):
         Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm90", "sm100")),
         Example(_GUIDE.format(gpu="B200", flags="--attention-backend fa3"), path="guide.md"),
         Example(_GUIDE.format(gpu="B200 or RTX 5090", flags="--attention-backend fa3"), path="guide.md"),
+        # both phases set: the finding is on the phase that builds fa3, not on --attention-backend
+        # (the thirteenth held-out round), and a launcher through a variable is a launch too
+        Example('exec "${PYTHON_BIN}" -m sglang.launch_server --model-path m --attention-backend fa3 '
+                "--prefill-attention-backend fa3 --decode-attention-backend triton\n", path="serve.sh", archs=("sm100",)),
         # a subclass of Engine takes Engine's settings, here from a dict spread into another (the
         # twelfth round's miss)
         Example(_PY + "class StageEngine(sgl.Engine):\n    run_scheduler_process_func = None\n\n"
