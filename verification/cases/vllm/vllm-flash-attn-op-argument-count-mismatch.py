@@ -15,7 +15,8 @@ fa_version=2).
 reproduce: 0.14.0's Python over 0.13.0's library (torch 2.9.0): the record's RuntimeError.
 fix_1: the diagnostic prints the loaded library's schema: 21 arguments, one fewer than the wrapper passes.
 fix_2: one release's files (0.14.0's Python and library, torch 2.9.1): the call gets past the binder
-(it then stops where the kernel needs CUDA, noted; no output is compared).
+(it then stops at dispatch, "Could not run '_vllm_fa2_C::varlen_fwd' with arguments from the 'CPU'
+backend": the operator has CUDA kernels only; noted, no output is compared).
 fix_3 (a source rebuild): skipped, a CUDA build.
 control: 0.13.0's own pair (torch 2.9.0): past the binder too."""
 
@@ -93,7 +94,7 @@ def _past_binder(ctx, got):
     if got["raised"] and "argument(s) but received" in got["raised"][1]:
         ctx.call(_raise, got)  # the binder refused: refuted
     if got["raised"]:
-        ctx.note("past the argument binder; the call stopped later, in the kernel's CUDA set-up (no GPU here)")
+        ctx.note("past the argument binder; the call stopped later, at dispatch: the operator has CUDA kernels only")
 
 
 def reproduce(ctx):
