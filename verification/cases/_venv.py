@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import json
 import os
 import re
 import shlex
@@ -370,6 +371,25 @@ def exception_class(name: str, base: type = Exception) -> type:
     if isinstance(cls, type) and issubclass(cls, base):
         return cls
     return type(short, (base,), {"__module__": name.rsplit(".", 1)[0] if "." in name else "builtins"})
+
+
+def reported(res, mark: str, what: str = "reported nothing") -> dict:
+    """The JSON object a child process printed on the line starting with `mark` (how a case
+    gets results out of an environment of its own); RuntimeError with the output's tail when
+    it printed none."""
+    line = next((l for l in res.output.splitlines() if l.startswith(mark)), None)
+    if line is None:
+        raise RuntimeError(f"the child {what}: {res.tail(1200)}")
+    return json.loads(line[len(mark):])
+
+
+def raise_reported(got: dict) -> dict:
+    """Raise the exception a child reported as got["raised"] = [class name, message]; else
+    return `got` (for ctx.expect_error and ctx.call)."""
+    if got["raised"]:
+        cls, message = got["raised"]
+        raise exception_class(cls)(message)
+    return got
 
 
 def reraise(output: str, template: str | None = None, cls: str | None = None) -> None:

@@ -20,7 +20,6 @@ fix_3: torch 2.2.2, scaled_dot_product_attention under fullgraph=True: compiles 
 fp32 reference.
 control: torch 2.2.2, the same function without SDPAParams compiles with fullgraph=True."""
 
-import json
 from pathlib import Path
 
 from errkb.verify.case import Refuted
@@ -101,29 +100,20 @@ def _run(ctx, torch: str, mode: str) -> dict:
     _, env = b.uv_env(ctx, f"torch-{torch}-dynamo", f"torch=={torch}", "numpy<2", "packaging")
     res = _venv.run([env.python, "-c", CHILD, mode], env=_venv.tool_env(VIRTUAL_ENV=str(env.path), PYTHONPATH=str(ROOT)),
                     timeout=900)
-    line = next((l for l in res.output.splitlines() if l.startswith(MARK)), None)
-    if line is None:
-        raise RuntimeError(f"the child reported nothing: {res.tail(1200)}")
-    got = json.loads(line[len(MARK):])
+    got = _venv.reported(res, MARK)
     ctx.note(f"torch {got['torch']}, mode {mode!r}, backend='eager'")
     return got
 
 
-def _raise(got):
-    if got["raised"]:
-        cls, message = got["raised"]
-        raise _venv.exception_class(cls)(message)
-    return got
-
 
 def reproduce(ctx):
     got = _run(ctx, OLD, "inside")
-    ctx.expect_error(_raise, got)
+    ctx.expect_error(_venv.raise_reported, got)
 
 
 def fix_1(ctx):
     got = _run(ctx, NEW, "passed")
-    ctx.call(_raise, got)
+    ctx.call(_venv.raise_reported, got)
     if got["inside"]:
         ctx.note(f"torch {NEW}, SDPAParams built inside the compiled function still stops: "
                  f"{got['inside'][0]}: {got['inside'][1].splitlines()[0][:200]}")
@@ -136,18 +126,18 @@ def fix_2(ctx):
             ctx.skip(f"torch {OLD} runs can_use_flash_attention eagerly here (outside the graph), and that call "
                      f"initialises CUDA: '{raised[1].splitlines()[0]}' on this machine without a GPU; needs a GPU "
                      f"with a torch {OLD} build")
-    ctx.call(_raise, got)
+    ctx.call(_venv.raise_reported, got)
     ctx.close(got["out"], got["eager"], atol=0.0, what="compiled with a graph break against eager")
 
 
 def fix_3(ctx):
     got = _run(ctx, OLD, "sdpa")
-    ctx.call(_raise, got)
+    ctx.call(_venv.raise_reported, got)
     ctx.close(got["out"], got["ref"], atol=1e-5, rtol=1e-5)
 
 
 def control(ctx):
     got = _run(ctx, OLD, "plain")
-    ctx.call(_raise, got)
+    ctx.call(_venv.raise_reported, got)
     if got["out"] is None:
         raise Refuted("no output")

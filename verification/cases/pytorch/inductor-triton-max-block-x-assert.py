@@ -73,17 +73,8 @@ def _run(ctx, mode: str, arg) -> dict:
     _, env = b.uv_env(ctx, f"torch-{TORCH}-inductor", f"torch=={TORCH}", "setuptools", "numpy<2")
     res = _venv.run([env.python, "-c", CHILD, mode, json.dumps(arg)], env=_venv.tool_env(VIRTUAL_ENV=str(env.path)),
                     timeout=600)
-    line = next((l for l in res.output.splitlines() if l.startswith(MARK)), None)
-    if line is None:
-        raise RuntimeError(f"the child reported nothing: {res.tail(1200)}")
-    return json.loads(line[len(MARK):])
+    return _venv.reported(res, MARK)
 
-
-def _raise(got):
-    if got["raised"]:
-        cls, message = got["raised"]
-        raise _venv.exception_class(cls)(message)
-    return got
 
 
 def _config(ctx, elements: int, what: str) -> dict:
@@ -95,7 +86,7 @@ def _config(ctx, elements: int, what: str) -> dict:
 
 def reproduce(ctx):
     got = _config(ctx, H * L * L, f"B=1, H={H}, Q_LEN=KV_LEN={L}")
-    ctx.expect_error(_raise, got)
+    ctx.expect_error(_venv.raise_reported, got)
 
 
 def fix_1(ctx):
@@ -106,7 +97,7 @@ def fix_1(ctx):
 
 def fix_2(ctx):
     got = _run(ctx, "kv_blocks", [1, H, L, 128])
-    ctx.call(_raise, got)
+    ctx.call(_venv.raise_reported, got)
     ctx.note(f"torch {got['torch']}: BlockMask.from_kv_blocks for B=1, H={H}, L={L}: shape {got['big_shape']}; "
              "a 512-token causal mask built both ways has the same dense block layout: " + str(got["dense_equal"]))
     if not got["dense_equal"]:
@@ -114,8 +105,8 @@ def fix_2(ctx):
 
 
 def fix_3(ctx):
-    ctx.call(_raise, _config(ctx, L * L, f"B=None, H=None, Q_LEN=KV_LEN={L}"))
+    ctx.call(_venv.raise_reported, _config(ctx, L * L, f"B=None, H=None, Q_LEN=KV_LEN={L}"))
 
 
 def control(ctx):
-    ctx.call(_raise, _config(ctx, 2 ** 20, "a small pointwise kernel"))
+    ctx.call(_venv.raise_reported, _config(ctx, 2 ** 20, "a small pointwise kernel"))

@@ -13,7 +13,6 @@ fix_2: torch 1.8.1, the record's workaround (no batch_first, transposes around t
 batch-first output, checked against the same written-out attention.
 control: torch 1.8.1, the layer without batch_first on a (length, batch, width) input matches it too."""
 
-import json
 
 from verification.cases import _builds as b
 from verification.cases import _venv
@@ -87,28 +86,19 @@ def _env(ctx, torch: str) -> _venv.Venv:
 def _run(ctx, torch: str, mode: str) -> dict:
     env = _env(ctx, torch)
     res = _venv.run([env.python, "-c", CHILD, mode], env=_venv.tool_env(VIRTUAL_ENV=str(env.path)), timeout=600)
-    line = next((l for l in res.output.splitlines() if l.startswith(MARK)), None)
-    if line is None:
-        raise RuntimeError(f"the child reported nothing: {res.tail(1200)}")
-    got = json.loads(line[len(MARK):])
+    got = _venv.reported(res, MARK)
     ctx.note(f"torch {got['torch']} on Python {got['python']}, mode {mode!r}")
     return got
 
 
-def _raise(got):
-    if got["raised"]:
-        cls, message = got["raised"]
-        raise _venv.exception_class(cls)(message)
-    return got
-
 
 def _matches(ctx, got, what):
-    ctx.call(_raise, got)
+    ctx.call(_venv.raise_reported, got)
     ctx.close([got["err"]], [0.0], atol=1e-5, what=what)  # the child's max difference
 
 
 def reproduce(ctx):
-    ctx.expect_error(_raise, _run(ctx, OLD, "batch_first"))
+    ctx.expect_error(_venv.raise_reported, _run(ctx, OLD, "batch_first"))
 
 
 def fix_1(ctx):

@@ -15,7 +15,6 @@ reference. (The XLA_FLAGS line of the fix concerns a GPU compile and is not exer
 fix_2: a GPU that JAX sees: skipped, no GPU here.
 control: implementation=None (AlphaFold's automatic choice) falls back to XLA and matches the reference."""
 
-import json
 from pathlib import Path
 
 from verification.cases import _builds as b
@@ -58,28 +57,20 @@ def _run(ctx, impl: str) -> dict:
     _, env = b.uv_env(ctx, "alphafold3-v3.0.0-jax", *PINS, *b.cpu_torch_requirement())
     res = _venv.run([env.python, "-c", CHILD, impl],
                     env=_venv.tool_env(VIRTUAL_ENV=str(env.path), PYTHONPATH=f"{src}:{ROOT}"), timeout=600)
-    line = next((l for l in res.output.splitlines() if l.startswith(MARK)), None)
-    if line is None:
-        raise RuntimeError(f"the child reported nothing: {res.tail(1200)}")
-    got = json.loads(line[len(MARK):])
+    got = _venv.reported(res, MARK)
     ctx.note(f"jax {got['jax']}, default backend {got['backend']!r}, implementation={impl}")
     return got
 
 
-def _raise(got):
-    if got["raised"]:
-        cls, message = got["raised"]
-        raise _venv.exception_class(cls)(message)
-
 
 def _matches(ctx, impl: str) -> None:
     got = _run(ctx, impl)
-    ctx.call(_raise, got)
+    ctx.call(_venv.raise_reported, got)
     ctx.close(got["out"], got["ref"], atol=1e-5, rtol=1e-5)
 
 
 def reproduce(ctx):
-    ctx.expect_error(_raise, _run(ctx, "triton"))
+    ctx.expect_error(_venv.raise_reported, _run(ctx, "triton"))
 
 
 def fix_1(ctx):

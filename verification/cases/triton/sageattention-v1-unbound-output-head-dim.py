@@ -15,7 +15,6 @@ head-dim assertion ('headdim should be in [64, 96, 128].'), so on CPU tensors th
 former and is skipped with what it observed (refuted if the UnboundLocalError is still there); on a GPU
 the head-dim assertion is the clear failure the fix promises, and no PyPI release runs head dim 32."""
 
-import json
 from pathlib import Path
 
 from errkb.verify.case import Refuted
@@ -69,29 +68,20 @@ def _run(ctx, sage: str, mode: str, d: int = 32) -> dict:
     res = _venv.run([env.python, "-c", CHILD, mode, str(d)],
                     env=_venv.tool_env(VIRTUAL_ENV=str(env.path), PYTHONPATH=str(ROOT), TRITON_INTERPRET="1"),
                     timeout=600)
-    line = next((l for l in res.output.splitlines() if l.startswith(MARK)), None)
-    if line is None:
-        raise RuntimeError(f"the child reported nothing: {res.tail(1200)}")
-    got = json.loads(line[len(MARK):])
+    got = _venv.reported(res, MARK)
     ctx.note(f"sageattention {sage}, torch {got['torch']}, Python {got['python']}, TRITON_INTERPRET=1, "
              f"mode {mode!r}, head dim {d}")
     return got
 
 
-def _raise(got):
-    if got["raised"]:
-        cls, message = got["raised"]
-        raise _venv.exception_class(cls)(message)
-    return got
-
 
 def reproduce(ctx):
-    ctx.expect_error(_raise, _run(ctx, OLD, "direct"))
+    ctx.expect_error(_venv.raise_reported, _run(ctx, OLD, "direct"))
 
 
 def fix_1(ctx):
     got = _run(ctx, OLD, "wrapped")
-    ctx.call(_raise, got)
+    ctx.call(_venv.raise_reported, got)
     ctx.close(got["out"], got["ref"], atol=2e-3, rtol=2e-3, what="head dim 32 through the wrapper (SDPA, fp16)")
 
 
@@ -100,7 +90,7 @@ def fix_2(ctx):
     if got["raised"] and got["raised"][0] == "UnboundLocalError":
         raise Refuted(f"sageattention {NEW} still raises {got['raised'][0]}: {got['raised'][1]}")
     if not got["raised"]:
-        ctx.call(_raise, got)
+        ctx.call(_venv.raise_reported, got)
         ctx.close(got["out"], got["ref"], atol=2e-2, rtol=2e-2)
         return
     ctx.observed = {"class": got["raised"][0], "message": got["raised"][1]}

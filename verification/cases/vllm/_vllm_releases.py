@@ -11,7 +11,6 @@ bare `assert` is judged by the statement Python prints, as users see it."""
 
 from __future__ import annotations
 
-import json
 import zipfile
 from pathlib import Path
 
@@ -61,10 +60,7 @@ def run(ctx, version: str, code: str, *, path=(), timeout: float = 600):
     what it reported."""
     root = release(ctx, version)
     res = b.run_with_torch(ctx, PRELUDE + code, env=env(ctx), path=[root, *path], timeout=timeout)
-    line = next((l for l in res.output.splitlines() if l.startswith(MARK)), None)
-    if line is None:
-        raise RuntimeError(f"the child reported nothing: {res.tail(1200)}")
-    return json.loads(line[len(MARK):])
+    return _venv.reported(res, MARK)
 
 
 def passes(ctx, got: dict, holds: str, refusal: str) -> None:

@@ -20,7 +20,6 @@ backend": the operator has CUDA kernels only; noted, no output is compared).
 fix_3 (a source rebuild): skipped, a CUDA build.
 control: 0.13.0's own pair (torch 2.9.0): past the binder too."""
 
-import json
 import zipfile
 
 from errkb.verify.case import Refuted
@@ -73,10 +72,7 @@ def _run(ctx, py: str, lib: str) -> dict:
     _, env = b.uv_env(ctx, f"torch-{torch}-fa2op", f"torch=={torch}", "numpy<2")
     res = _venv.run([env.python, "-c", CHILD], env=_venv.tool_env(VIRTUAL_ENV=str(env.path),
                                                                  PYTHONPATH=str(_package(ctx, py, lib))), timeout=600)
-    line = next((l for l in res.output.splitlines() if l.startswith(MARK)), None)
-    if line is None:
-        raise RuntimeError(f"the child reported nothing: {res.tail(1200)}")
-    got = json.loads(line[len(MARK):])
+    got = _venv.reported(res, MARK)
     if not got["fa2"]:
         raise RuntimeError(f"_vllm_fa2_C did not load: {got['fa2_reason']}")
     ctx.note(f"torch {got['torch']}; loaded schema has {got['schema_args']} arguments; call: "
@@ -84,21 +80,16 @@ def _run(ctx, py: str, lib: str) -> dict:
     return got
 
 
-def _raise(got):
-    if got["raised"]:
-        cls, message = got["raised"]
-        raise _venv.exception_class(cls)(message)
-
 
 def _past_binder(ctx, got):
     if got["raised"] and "argument(s) but received" in got["raised"][1]:
-        ctx.call(_raise, got)  # the binder refused: refuted
+        ctx.call(_venv.raise_reported, got)  # the binder refused: refuted
     if got["raised"]:
         ctx.note("past the argument binder; the call stopped later, at dispatch: the operator has CUDA kernels only")
 
 
 def reproduce(ctx):
-    ctx.expect_error(_raise, _run(ctx, "0.14.0", "0.13.0"))
+    ctx.expect_error(_venv.raise_reported, _run(ctx, "0.14.0", "0.13.0"))
 
 
 def fix_1(ctx):

@@ -18,7 +18,6 @@ vllm/vllm_flash_attn/flash_attn_interface.py, whose flash_attn_varlen_func has s
 control: with 2.5.9.post1, the same keywords without softcap bind to the signature."""
 
 import ast
-import json
 import re
 import zipfile
 
@@ -65,19 +64,11 @@ print(%r + json.dumps(res))
 def _run(ctx, fa: str, mode: str) -> dict:
     _, env = b.uv_env(ctx, f"vllm-flash-attn-{fa}", f"vllm-flash-attn=={fa}", "numpy<2")
     res = _venv.run([env.python, "-c", CHILD, mode], env=_venv.tool_env(VIRTUAL_ENV=str(env.path)), timeout=600)
-    line = next((l for l in res.output.splitlines() if l.startswith(MARK)), None)
-    if line is None:
-        raise RuntimeError(f"the child reported nothing: {res.tail(1200)}")
-    got = json.loads(line[len(MARK):])
+    got = _venv.reported(res, MARK)
     ctx.note(f"vllm-flash-attn {got['fa']} with torch {got['torch']}, mode {mode!r}: signature binds: {got['binds']}; "
              "call: " + ("ran" if not got["raised"] else f"{got['raised'][0]}: {got['raised'][1][:200]}"))
     return got
 
-
-def _raise(got):
-    if got["raised"]:
-        cls, message = got["raised"]
-        raise _venv.exception_class(cls)(message)
 
 
 def _binds(got):
@@ -92,7 +83,7 @@ def _requires(ctx, release: str) -> list[str]:
 
 
 def reproduce(ctx):
-    ctx.expect_error(_raise, _run(ctx, OLD, "softcap"))
+    ctx.expect_error(_venv.raise_reported, _run(ctx, OLD, "softcap"))
 
 
 def fix_1(ctx):
