@@ -27,7 +27,11 @@ from errkb.lint.training_configs import MARKERS as CONFIG_MARKERS, config_launch
 
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
-_MAX_JOINED = 50  # logical lines joined while looking for a closing quote
+_MAX_JOINED = 50  # logical lines joined while looking for a closing quote or parenthesis
+# bash arrays of options: NAME=( ... ) / NAME+=( ... ) (after local, declare ...) and "${NAME[@]}"
+_ARRAY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=$")
+_ARRAY_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$")
+_DECLARE = {"local", "declare", "typeset", "readonly", "export"}
 
 
 class _Locator:
@@ -81,20 +85,21 @@ def _shell_words(chunk: str) -> list[str] | None:
 def shell_launches(loc: _Locator, start: int, end: int) -> list[Launch]:
     """Launches in the shell text loc.text[start:end]."""
     out: list[Launch] = []
+    arrays: dict[str, list[tuple[str, Span]]] = {}
     lines = list(_logical_lines(loc.text, start, end))
     i = 0
     while i < len(lines):
         first, stop = lines[i]
         words = _shell_words(loc.text[first:stop])
         j = i
-        while words is None and j + 1 < len(lines) and j - i < _MAX_JOINED:
+        while (words is None or _open_array(words)) and j + 1 < len(lines) and j - i < _MAX_JOINED:
             j += 1
             stop = lines[j][1]
             words = _shell_words(loc.text[first:stop])
         i = j + 1
         if not words:
             continue
-        located = _locate(loc, words, first, stop)
+        located = _with_arrays(_locate(loc, words, first, stop), arrays)
         command: list = []
         for word in [*located, (";", None)]:
             if word[0] in _OPERATORS:
@@ -102,6 +107,39 @@ def shell_launches(loc: _Locator, start: int, end: int) -> list[Launch]:
                 command = []
             else:
                 command.append(word)
+    return out
+
+
+def _open_array(words: list[str]) -> bool:
+    """Whether the words start an array assignment whose `)` is on a later line."""
+    opened = False
+    for k, w in enumerate(words):
+        if w == "(" and k and _ARRAY.match(words[k - 1]):
+            opened = True
+        elif w == ")":
+            opened = False
+    return opened
+
+
+def _with_arrays(words: list[tuple[str, Span]], arrays: dict) -> list[tuple[str, Span]]:
+    """The words with bash array assignments taken out and kept in `arrays` (in file order:
+    `NAME=(...)` sets, `NAME+=(...)` appends), and each `"${NAME[@]}"` of a known array replaced by
+    its words, which keep the spans where they are written: options are often collected in an
+    array and spliced into the launch (the fourteenth held-out round's misses)."""
+    out, i = [], 0
+    while i < len(words):
+        m = _ARRAY.match(words[i][0])
+        if m and i + 1 < len(words) and words[i + 1][0] == "(":
+            end = next((j for j in range(i + 2, len(words)) if words[j][0] == ")"), len(words))
+            kept = arrays.get(m.group(1), []) if words[i][0].endswith("+=") else []
+            arrays[m.group(1)] = kept + words[i + 2:end]
+            if out and out[-1][0] in _DECLARE:
+                out.pop()
+            i = end + 1
+            continue
+        ref = _ARRAY_REF.match(words[i][0])
+        out.extend(arrays[ref.group(1)] if ref and ref.group(1) in arrays else [words[i]])
+        i += 1
     return out
 
 

@@ -186,6 +186,9 @@ class SglangFa3ArchRange(ConfigRule):
              # both phases name their own backend: --attention-backend fa3 builds nothing
              Example(_SH + " --attention-backend fa3 --prefill-attention-backend triton "
                      "--decode-attention-backend flashinfer\n", path="serve.sh", archs=("sm100",)),
+             # an array set again before the launch: its last words count
+             Example("ARGS=(--attention-backend fa3)\nARGS=(--attention-backend triton)\n"
+                     'python -m sglang.launch_server --model-path m "${ARGS[@]}"\n', path="serve.sh", archs=("sm100",)),
              # the key written last wins: the spread dict's fa3 is replaced
              Example(_PY + "config = dict(model_path='m', attention_backend='fa3')\n"
                      "sgl.Engine(**{**config, 'attention_backend': 'triton'})\n", archs=("sm100",))]
@@ -197,6 +200,9 @@ class SglangFa3ArchRange(ConfigRule):
         # (the thirteenth held-out round), and a launcher through a variable is a launch too
         Example('exec "${PYTHON_BIN}" -m sglang.launch_server --model-path m --attention-backend fa3 '
                 "--prefill-attention-backend fa3 --decode-attention-backend triton\n", path="serve.sh", archs=("sm100",)),
+        # options collected in a bash array and spliced into the launch (the fourteenth round's misses)
+        Example("ARGS=(\n  --model-path m  # the model\n  --prefill-attention-backend fa3\n)\n"
+                'python -m sglang.launch_server "${ARGS[@]}"\n', path="serve.sh", archs=("sm100",)),
         # a subclass of Engine takes Engine's settings, here from a dict spread into another (the
         # twelfth round's miss)
         Example(_PY + "class StageEngine(sgl.Engine):\n    run_scheduler_process_func = None\n\n"
