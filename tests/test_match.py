@@ -351,13 +351,15 @@ def test_ipythons_source_listing_is_not_the_error(index):
     assert top(index, '    423 "XFormers does not support attention logits soft capping."') is not None
 
 
-def test_a_notice_answers_nothing_and_neither_does_the_error_it_caught(index):
-    # xformers warns at import that Triton is missing and carries on; the ImportError it prints
-    # as caught is part of that notice, and SGLang's "... can be ignored" says so itself
+def test_a_notice_answers_only_through_its_own_record_and_the_error_it_caught_not_at_all(index):
+    # xformers warns at import that Triton is missing and carries on: its own (advisory) record
+    # answers, saying so; the ImportError it prints as caught is part of that notice; and SGLang's
+    # "... can be ignored", which has no record, says so itself
     notice = ("WARNING:xformers:A matching Triton is not available, some optimizations will not be enabled.\n"
               "Error caught was: No module named 'triton'\n")
-    assert index.match(notice) == []
-    assert index.match("WARNING:xformers:A matching Triton is not available, some optimizations will not be enabled.") == []
+    assert [m.id for m in index.match(notice)] == ["xformers-matching-triton-not-available"]
+    bare = "WARNING:xformers:A matching Triton is not available, some optimizations will not be enabled."
+    assert [m.id for m in index.match(bare)] == ["xformers-matching-triton-not-available"]
     assert index.match("[2025-06-27 18:51:41] The following error message 'operation scheduled before its operands'"
                        " can be ignored.") == []
     # the same error not caught by a notice answers (here with the xformers frame its record asks for)
@@ -439,10 +441,10 @@ def test_the_traceback_a_notice_logs_under_itself_is_part_of_the_notice(index):
               "Traceback (most recent call last):\n"
               + frame("X:/python/Lib/site-packages/xformers/__init__.py", 57, "_is_triton_available", "import triton  # noqa")
               + "ModuleNotFoundError: No module named 'triton'\n")
-    assert index.match(notice) == []
+    assert [m.id for m in index.match(notice)] == ["xformers-matching-triton-not-available"]
     raised = notice + "Traceback (most recent call last):\n" + frame("/x/app.py", 3, "<module>", "import triton") \
         + "ModuleNotFoundError: No module named 'triton'\n"
-    assert index.match(raised)  # raised again for real below it: that one answers
+    assert top(index, raised).id == "triton-module-not-found"  # raised again for real below it: that one answers first
 
 
 def test_a_bare_triton_site_needs_attention_code_in_the_paste(index):
