@@ -123,24 +123,31 @@ def _open_array(words: list[str]) -> bool:
 
 def _with_arrays(words: list[tuple[str, Span]], arrays: dict) -> list[tuple[str, Span]]:
     """The words with bash array assignments taken out and kept in `arrays` (in file order:
-    `NAME=(...)` sets, `NAME+=(...)` appends), and each `"${NAME[@]}"` of a known array replaced by
-    its words, which keep the spans where they are written: options are often collected in an
-    array and spliced into the launch (the fourteenth held-out round's misses)."""
+    `NAME=(...)` sets, `NAME+=(...)` appends, arrays named inside expanded there), and each
+    `"${NAME[@]}"` of a known array replaced by its words, which keep the spans where they are
+    written: options are often collected in an array and spliced into the launch (the fourteenth
+    held-out round's misses)."""
     out, i = [], 0
     while i < len(words):
         m = _ARRAY.match(words[i][0])
         if m and i + 1 < len(words) and words[i + 1][0] == "(":
             end = next((j for j in range(i + 2, len(words)) if words[j][0] == ")"), len(words))
             kept = arrays.get(m.group(1), []) if words[i][0].endswith("+=") else []
-            arrays[m.group(1)] = kept + words[i + 2:end]
+            arrays[m.group(1)] = kept + [w for item in words[i + 2:end] for w in _spliced(item, arrays)]
             if out and out[-1][0] in _DECLARE:
                 out.pop()
             i = end + 1
             continue
-        ref = _ARRAY_REF.match(words[i][0])
-        out.extend(arrays[ref.group(1)] if ref and ref.group(1) in arrays else [words[i]])
+        out.extend(_spliced(words[i], arrays))
         i += 1
     return out
+
+
+def _spliced(word: tuple[str, Span], arrays: dict) -> list[tuple[str, Span]]:
+    """A known array's words for `"${NAME[@]}"` (expanded when it is used, or when it is put
+    into another array), else the word itself."""
+    ref = _ARRAY_REF.match(word[0])
+    return arrays[ref.group(1)] if ref and ref.group(1) in arrays else [word]
 
 
 def _locate(loc: _Locator, words: list[str], start: int, stop: int) -> list[tuple[str, Span]]:

@@ -65,6 +65,11 @@ MODULES = {
     "vllm.entrypoints.api_server": "vllm",
     "vllm.entrypoints.cli.main": "vllm",
     "sglang.launch_server": "sglang",
+    # SGLang's one-batch benchmark parses the server's own options (ServerArgs.add_cli_args) and
+    # builds the same attention backends in-process: sglang.bench_one_batch in 0.5.6-0.5.22 (a
+    # shim from 0.5.20), sglang.benchmark.one_batch from 0.5.20 (read in each release's wheel)
+    "sglang.bench_one_batch": "sglang",
+    "sglang.benchmark.one_batch": "sglang",
 }
 
 

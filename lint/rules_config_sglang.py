@@ -23,7 +23,8 @@ _PY = "import sglang as sgl\n"
 # the byte prefilter: a launch spells its constructor or launcher and the option (SGLang's own tree
 # mentions attention_backend in hundreds of files that launch nothing)
 LAUNCH_PREFILTER = ((b"ServerArgs(", b"attention_backend"), (b"Engine(", b"attention_backend"),
-                    (b"launch_server", b"attention-backend"), (b"serve", b"attention-backend"))
+                    (b"launch_server", b"attention-backend"), (b"serve", b"attention-backend"),
+                    (b"one_batch", b"attention-backend"))
 _SH = "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct"
 
 
@@ -200,6 +201,11 @@ class SglangFa3ArchRange(ConfigRule):
         # (the thirteenth held-out round), and a launcher through a variable is a launch too
         Example('exec "${PYTHON_BIN}" -m sglang.launch_server --model-path m --attention-backend fa3 '
                 "--prefill-attention-backend fa3 --decode-attention-backend triton\n", path="serve.sh", archs=("sm100",)),
+        # SGLang's one-batch benchmark takes the server's options and builds the same backends (the
+        # fourteenth and fifteenth rounds' misses)
+        Example('SRV=(--prefill-attention-backend fa3 --decode-attention-backend triton)\n'
+                'base=(python -m sglang.bench_one_batch --model-path m "${SRV[@]}" --batch-size 1)\n'
+                'nsys profile "${base[@]}"\n', path="profile.sh", archs=("sm100",)),
         # options collected in a bash array and spliced into the launch (the fourteenth round's misses)
         Example("ARGS=(\n  --model-path m  # the model\n  --prefill-attention-backend fa3\n)\n"
                 'python -m sglang.launch_server "${ARGS[@]}"\n', path="serve.sh", archs=("sm100",)),
