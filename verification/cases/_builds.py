@@ -257,6 +257,18 @@ def pip_target(ctx, name: str, *args, env: _venv.Venv, what: str) -> Path:
     return folder
 
 
+def torch_1_13_py310(ctx) -> _venv.Venv:
+    """Python 3.10 with torch 1.13.1, the torch xformers 0.0.16's wheels were built against."""
+    return _venv.noted(ctx, _venv.venv(ctx, "py310-torch-1.13.1", python="3.10", pip=PIP,
+                                       install=["torch==1.13.1", "numpy<2"], timeout=1800))
+
+
+def xformers_0_0_16(ctx) -> Path:
+    """xformers 0.0.16's PyPI cp310 wheel in a --target folder of its own, for torch_1_13_py310."""
+    return pip_target(ctx, "target-py310-xformers-0.0.16", "--no-deps", "xformers==0.0.16",
+                      env=torch_1_13_py310(ctx), what="xformers 0.0.16's cp310 wheel")
+
+
 def target_dir(ctx, requirement: str, *, no_deps: bool = False, env: _venv.Venv | None = None) -> str:
     """`pip install --target` of `requirement` (pip 26.3) into a folder of its own, put in front of
     with_torch()'s packages (or `env`'s) through PYTHONPATH by the steps: one torch for several

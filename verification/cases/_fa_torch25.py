@@ -11,18 +11,13 @@ Used by the records whose failure is decided in Python before any kernel runs.""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from verification.cases import _builds as b
 from verification.cases import _downstream
 from verification.cases import _venv
 
 TORCH = "torch==2.5.1"
-REPO = str(Path(__file__).resolve().parents[2])
-STANDIN = ("import sys\nsys.path.append(" + repr(REPO) + ")\n"
-           "try:\n    import flash_attn_2_cuda\nexcept ImportError:\n"
-           "    from errkb.verify.standin import install\n    install('flash_attn_2_cuda')\n"
-           "    print('STANDIN flash_attn_2_cuda', flush=True)\n")
+STANDIN = _venv.standin_preamble("flash_attn_2_cuda")
 
 
 def env(ctx) -> _venv.Venv:

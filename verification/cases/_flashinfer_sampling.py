@@ -72,3 +72,19 @@ def grep_lines(output: str, pattern: str, limit: int = 10) -> list[str]:
 
     found = [line for line in output.splitlines() if re.search(pattern, line)]
     return found[:limit]
+
+
+def verbose_names_the_cause(ctx, version: str, pattern: str, *, failed_line: bool) -> None:
+    """The fix "rebuild with FLASHINFER_JIT_VERBOSE=1 and grep the log": the first ten lines
+    matching `pattern` must hold the compiler's fatal error (and ninja's FAILED: line when
+    `failed_line`)."""
+    res = build(ctx, version, FLASHINFER_JIT_VERBOSE="1")
+    lines = grep_lines(res.output, pattern)
+    ctx.note(f"grep -m 10 -E '{pattern}': " + " | ".join(ln.strip()[:160] for ln in lines))
+
+    def names_the_cause():
+        if failed_line and not any(ln.lstrip().startswith("FAILED:") for ln in lines):
+            raise AssertionError("no FAILED: line among the first ten matches")
+        if not any("fatal error" in ln for ln in lines):
+            raise AssertionError("the compiler's fatal error is not among the first ten matches")
+    ctx.call(names_the_cause)

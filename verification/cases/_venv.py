@@ -373,6 +373,16 @@ def exception_class(name: str, base: type = Exception) -> type:
     return type(short, (base,), {"__module__": name.rsplit(".", 1)[0] if "." in name else "builtins"})
 
 
+def standin_preamble(module: str) -> str:
+    """Child-script lines that import `module` or, where it cannot load beside this machine's
+    torch, put errkb's stand-in in its place (errkb/verify/standin.py) and print that they did."""
+    root = str(Path(__file__).resolve().parents[2])
+    return (f"import sys\nsys.path.append({root!r})\n"
+            f"try:\n    import {module}\nexcept ImportError:\n"
+            f"    from errkb.verify.standin import install\n    install({module!r})\n"
+            f"    print('STANDIN {module}', flush=True)\n")
+
+
 def reported(res, mark: str, what: str = "reported nothing") -> dict:
     """The JSON object a child process printed on the line starting with `mark` (how a case
     gets results out of an environment of its own); RuntimeError with the output's tail when

@@ -14,7 +14,6 @@ Fix 2 (transformers 4.54+): transformers 4.51-4.53 import the rotary layer only 
 is_flash_attn_2_available() is true, which needs a CUDA or ROCm device; not decidable on this machine
 without pretending one. Control: `import flash_attn` of 2.1.1 works (the error is the rotary layer's)."""
 
-from pathlib import Path
 
 from verification.cases import _builds as b
 from verification.cases import _venv
@@ -22,11 +21,7 @@ from verification.cases import _venv
 BACKEND = "env-build"
 REQUIRES = {"cuda": False}
 TIMEOUT = 1800
-REPO = str(Path(__file__).resolve().parents[3])
-STANDIN = ("import sys\nsys.path.append(" + repr(REPO) + ")\n"
-           "try:\n    import flash_attn_2_cuda\nexcept ImportError:\n"
-           "    from errkb.verify.standin import install\n    install('flash_attn_2_cuda')\n"
-           "    print('STANDIN flash_attn_2_cuda', flush=True)\n")
+STANDIN = _venv.standin_preamble("flash_attn_2_cuda")
 ROTARY = "import flash_attn.layers.rotary as r\nprint('IMPORTED', r.__file__, flush=True)\n"
 
 

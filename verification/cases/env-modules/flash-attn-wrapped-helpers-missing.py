@@ -19,7 +19,6 @@ inside it) and dispatch_attention_fn runs natively on the CPU against an fp32 re
 not import the helpers at all. The V100 fork of the record is not on PyPI and is not run."""
 
 import re
-from pathlib import Path
 
 from verification.cases import _builds as b
 from verification.cases import _venv
@@ -29,12 +28,8 @@ REQUIRES = {"cuda": False}
 TIMEOUT = 1800
 OLD, NEW = "2.6.3", "2.7.0.post2"  # PyPI has no 2.7.0; 2.7.0.post2 is the first 2.7 release there
 DIFFUSERS_UNGUARDED, DIFFUSERS_GUARDED, DIFFUSERS_BEFORE = "diffusers==0.36.0", "diffusers==0.37.0", "diffusers==0.35.2"
-REPO = str(Path(__file__).resolve().parents[3])
 # the stand-in, only where the real compiled module does not import (errkb.verify.standin)
-STANDIN = ("import sys\nsys.path.append(" + repr(REPO) + ")\n"
-           "try:\n    import flash_attn_2_cuda\nexcept ImportError:\n"
-           "    from errkb.verify.standin import install\n    install('flash_attn_2_cuda')\n"
-           "    print('STANDIN flash_attn_2_cuda', flush=True)\n")
+STANDIN = _venv.standin_preamble("flash_attn_2_cuda")
 VERSIONS = ("import importlib.metadata as md\n"
             "def _v(d):\n    try:\n        return md.version(d)\n    except md.PackageNotFoundError:\n        return '-'\n"
             "print('VERSIONS', _v('flash-attn'), _v('diffusers'), flush=True)\n")

@@ -16,7 +16,6 @@ verification/cases/flash-attn/_fa_py.py, since this machine has no CUDA build) o
 the name and prints no notice; the kernel itself needs an sm80+ GPU and is not run. Fix 3 (flash-attn
 1.x) is skipped: 1.0.9 exists only as an sdist whose metadata step needs a CUDA build environment."""
 
-from pathlib import Path
 
 from errkb.verify.case import Refuted
 from verification.cases import _builds as b
@@ -29,11 +28,7 @@ OCHAT = "ochat==3.6.1"
 TRANSFORMERS = "transformers==4.40.2"
 FLASH_ATTN = "2.8.3"
 NOTICE = "FlashAttention not found"
-REPO = str(Path(__file__).resolve().parents[3])
-STANDIN = ("import sys\nsys.path.append(" + repr(REPO) + ")\n"
-           "try:\n    import flash_attn_2_cuda\nexcept ImportError:\n"
-           "    from errkb.verify.standin import install\n    install('flash_attn_2_cuda')\n"
-           "    print('STANDIN flash_attn_2_cuda', flush=True)\n")
+STANDIN = _venv.standin_preamble("flash_attn_2_cuda")
 FORWARD = r'''
 import torch
 from transformers.models.llama.configuration_llama import LlamaConfig

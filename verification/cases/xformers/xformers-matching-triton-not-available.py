@@ -129,6 +129,15 @@ def imported(res: _venv.Run, label: str) -> str:
     return line
 
 
+def quiet_import(ctx, res: _venv.Run, label: str, what: str) -> str:
+    """The step's check where the notice must not appear: noted, no notice logged on the
+    `xformers` logger, and `import xformers.ops` went through; the child's last line."""
+    ctx.note(f"{label} {what}: {how(res)}; logged {[r['msg'][:80] for r in records(res)]}; "
+             f"printed {shown(res)[-300:]!r}")
+    ctx.not_logged(LOGGER, relog, res)
+    return ctx.call(imported, res, label)
+
+
 def reproduce(ctx):
     old, new = env(ctx, OLD, "plain"), env(ctx, NEW, "plain")
     r_old, r_new = child(ctx, old, IMPORT), child(ctx, new, IMPORT)
@@ -184,14 +193,9 @@ def fix_2(ctx):
     for rel in (OLD, NEW):
         target = env(ctx, rel, "plain")
         res = child(ctx, target, IMPORT, XFORMERS_FORCE_DISABLE_TRITON="1")
-        ctx.note(f"{rel[0]} XFORMERS_FORCE_DISABLE_TRITON=1: {how(res)}; logged {[r['msg'][:80] for r in records(res)]}")
-        ctx.not_logged(LOGGER, relog, res)
-        ctx.call(imported, res, rel[0])
+        quiet_import(ctx, res, rel[0], "XFORMERS_FORCE_DISABLE_TRITON=1")
         quiet = "import logging; logging.getLogger('xformers').setLevel(logging.ERROR)\n"
-        res = child(ctx, target, IMPORT, pre=quiet)
-        ctx.note(f"{rel[0]} xformers logger at ERROR: {how(res)}; printed {shown(res)[-300:]!r}")
-        ctx.not_logged(LOGGER, relog, res)
-        ctx.call(imported, res, rel[0])
+        quiet_import(ctx, child(ctx, target, IMPORT, pre=quiet), rel[0], "xformers logger at ERROR")
 
     # The caveat: XFORMERS_ENABLE_TRITON=1 without Triton (0.0.27 on).
     res = child(ctx, env(ctx, NEW, "plain"), IMPORT, XFORMERS_ENABLE_TRITON="1")
@@ -238,8 +242,7 @@ def fix_4(ctx):
             after = child(ctx, target, IMPORT)
             ctx.note(f"{rel[0]}: the notice named setuptools; `uv pip install setuptools` ({target.version('setuptools')}); "
                      f"then {how(after)}")
-        ctx.not_logged(LOGGER, relog, after)
-        line = ctx.call(imported, after, rel[0])
+        line = quiet_import(ctx, after, rel[0], "after the install")
 
         def triton_on(line=line, label=rel[0]):
             if "triton available: True" not in line:
@@ -253,14 +256,8 @@ def control(ctx):
     """No CUDA device seen (0.0.16 on): no notice; a device below 8.0 (0.0.24 on): no notice on
     0.0.33.post2, the notice on 0.0.23.post1."""
     for rel in (OLD, NEW):
-        res = child(ctx, env(ctx, rel, "plain"), IMPORT, cap=None)
-        ctx.note(f"{rel[0]} without a CUDA device: {how(res)}; printed {shown(res)[-300:]!r}")
-        ctx.not_logged(LOGGER, relog, res)
-        ctx.call(imported, res, rel[0])
-    res = child(ctx, env(ctx, NEW, "plain"), IMPORT, cap="7.5")
-    ctx.note(f"{NEW[0]} on a capability-7.5 device: logged {[r['msg'][:80] for r in records(res)]}")
-    ctx.not_logged(LOGGER, relog, res)
-    ctx.call(imported, res, NEW[0])
+        quiet_import(ctx, child(ctx, env(ctx, rel, "plain"), IMPORT, cap=None), rel[0], "without a CUDA device")
+    quiet_import(ctx, child(ctx, env(ctx, NEW, "plain"), IMPORT, cap="7.5"), NEW[0], "on a capability-7.5 device")
     res = child(ctx, env(ctx, OLD, "plain"), IMPORT, cap="7.5")
     ctx.note(f"{OLD[0]} on a capability-7.5 device: logged {[r['msg'][:80] for r in records(res)]}")
 

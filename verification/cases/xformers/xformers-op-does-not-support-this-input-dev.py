@@ -31,13 +31,8 @@ print('ran', flush=True)
 """
 
 
-def py310(ctx) -> _venv.Venv:
-    return _venv.noted(ctx, _venv.venv(ctx, "py310-torch-1.13.1", python="3.10", pip=b.PIP,
-                                       install=["torch==1.13.1", "numpy<2"], timeout=1800))
-
-
 def call(ctx, folder: str, what: str) -> _venv.Run:
-    res = b.run_with_torch(ctx, CALL, env=py310(ctx), path=[folder])
+    res = b.run_with_torch(ctx, CALL, env=b.torch_1_13_py310(ctx), path=[folder])
     ctx.note(f"{what}: " + " | ".join(ln for ln in res.output.splitlines() if ln.startswith(("xformers", "ran")))
              + f"; {_venv.last_exception(res.output, 400)}")
     return res
@@ -54,8 +49,7 @@ def fix_1(ctx):
 
 
 def fix_2(ctx):
-    folder = b.pip_target(ctx, "target-py310-xformers-0.0.16", "--no-deps", "xformers==0.0.16", env=py310(ctx),
-                          what="xformers 0.0.16's cp310 wheel")
+    folder = b.xformers_0_0_16(ctx)
     res = call(ctx, str(folder), "xformers 0.0.16 (PyPI cp310 wheel, --no-deps --target)")
     causes = _venv.exception_lines(res.output)
 

@@ -44,11 +44,8 @@ bias = bias.expand(B, M, N)
 print('bias stride', bias.stride(), flush=True)"""
 
 
-def install(ctx):
-    env = _venv.noted(ctx, _venv.venv(ctx, "py310-torch-1.13.1", python="3.10", pip=b.PIP,
-                                      install=["torch==1.13.1", "numpy<2"], timeout=1800))
-    folder = b.pip_target(ctx, "target-py310-xformers-0.0.16", "--no-deps", "xformers==0.0.16", env=env,
-                          what="xformers 0.0.16's cp310 wheel")
+def install(ctx) -> tuple[_venv.Venv, str]:
+    env, folder = b.torch_1_13_py310(ctx), b.xformers_0_0_16(ctx)
     ctx.note("xformers 0.0.16 (PyPI cp310 wheel, --no-deps --target) on Python 3.10")
     return env, str(folder)
 
