@@ -9,6 +9,7 @@ release read.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -74,6 +75,40 @@ def history(package: str, fact: str, accepted) -> str:
     after = [r.version for r in rels if version_key(r.version) > version_key(last)]
     span = first if first == last else f"{first}-{last}"
     return f"accepted in {package} {span}" + (f", not from {after[0]}" if after else "")
+
+
+# the facts that name an attention backend or implementation, in any engine's tables
+_NAME_FACTS = ("attention_backend", "mm_attention_backend", "attn_implementation")
+# how close a name must be to a known one to be taken for a misspelling of it (difflib's ratio)
+NEAR_RATIO = 0.85
+
+
+def _normal(name: str) -> str:
+    return name.strip().lower().replace("-", "_").removesuffix("_vllm_v1")
+
+
+@lru_cache(maxsize=1)
+def _known_names() -> frozenset[str]:
+    return frozenset(_normal(c) for rels in _releases().values() for facts in rels.values()
+                     for fact in _NAME_FACTS if facts.get(fact) for c in facts[fact]["choices"])
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` becomes `b` by changing, adding or dropping one character."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return a[i + 1:] == b[i + 1:] or a[i + 1:] == b[i:] or a[i:] == b[i + 1:]
+
+
+def known_name(name: str) -> bool:
+    """Whether `name` is, in some spelling, a backend name that a vLLM, SGLang or transformers
+    release read accepts, or is one typo away from one (`fa2` for `fa3`, `FLASH_ATTN_3` for
+    `FLASH_ATTN`). A name far from all of them (`FLASH_ATTN_V100`, `flashprefill`) is most likely a
+    fork's, a plugin's or an unreleased branch's own backend, which these tables cannot judge."""
+    n, names = _normal(name), _known_names()
+    return n in names or any(_one_edit(n, k) for k in names) \
+        or bool(difflib.get_close_matches(n, names, n=1, cutoff=NEAR_RATIO))
 
 
 def newest(package: str, fact: str) -> Release:

@@ -45,7 +45,9 @@ class SglangUnknownAttentionBackend(ConfigRule):
     `--mm-attention-backend`, or the same keyword of `sglang.Engine`/`ServerArgs`) that the release
     does not offer: vLLM's or transformers' names (FLASHINFER, sdpa, flash_attention_2), SGLang
     Diffusion's names (torch_sdpa), or a name newer than the installed release (fa4 before 0.5.3, dsa
-    before 0.5.16). Without a target SGLang version only names no release accepts are reported."""
+    before 0.5.16). Without a target SGLang version only names no release accepts are reported. A
+    name far from every backend name SGLang, vLLM or transformers ever had (choices.known_name) is
+    taken for a fork's own backend and not judged."""
 
     CODE = "EKB701"
     NAME = "sglang-unknown-attention-backend"
@@ -59,12 +61,16 @@ class SglangUnknownAttentionBackend(ConfigRule):
         Example(_SH + " --attention-backend fa3\n", path="serve.sh", versions=(("sglang", "0.4.6.post5"),)),
         # triage (SGLang 0.5.23 multimodal_gen tests): `sglang serve` may start the diffusion server
         "import subprocess\nsubprocess.Popen(['sglang', 'serve', '--model-path', p, '--attention-backend', 'fa'])",
+        # held-out triage (a fork's README puts its own SGLang tree first on PYTHONPATH)
+        Example(_SH + " --prefill-attention-backend flashprefill --decode-attention-backend triton\n",
+                path="serve.sh"),
     ]
     INVALID = [
         Example(_PY + "engine = sgl.Engine(model_path='m', attention_backend='torch_sdpa')"),
         Example("from sglang.srt.server_args import ServerArgs\n"
                 "args = ServerArgs(model_path='m', decode_attention_backend='FLASHINFER')"),
         Example(_SH + " --attention-backend fa4\n", path="serve.sh", versions=(("sglang", "0.5.1"),)),
+        Example(_SH + " --attention-backend fa2\n", path="serve.sh"),  # one letter from fa3/fa4
         Example("apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
                 "        - name: sglang\n          command: [\"python3\", \"-m\", \"sglang.launch_server\"]\n"
                 "          args: [\"--model-path\", \"m\", \"--attention-backend\", \"flash_attention_2\"]\n",
@@ -86,7 +92,7 @@ class SglangUnknownAttentionBackend(ConfigRule):
             else:
                 wrong = not any(name in (r.choices(fact) or ()) for r in choices.releases("sglang")) \
                     and any(r.choices(fact) for r in choices.releases("sglang"))
-            if not wrong:
+            if not wrong or not choices.known_name(name):
                 continue
             shown = rel if rel is not None and rel.choices(fact) else choices.newest("sglang", fact)
             ever = choices.history("sglang", fact, lambda r: name in (r.choices(fact) or ()))

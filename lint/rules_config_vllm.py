@@ -70,7 +70,8 @@ class VllmUnknownAttentionBackend(ConfigRule):
     backend, `VLLM_ATTENTION_BACKEND`) that vLLM does not know: a typo, another project's name
     (sdpa, fa3, flash_attention_2) or a name removed or renamed in a release (XFORMERS after
     0.11, the `_VLLM_V1` names after 0.10). Without a target vLLM version only names no release
-    accepts are reported."""
+    accepts are reported. A name far from every backend name vLLM, SGLang or transformers ever had
+    (choices.known_name) is taken for a fork's, a plugin's or a branch's own backend and not judged."""
 
     CODE = "EKB601"
     NAME = "vllm-unknown-attention-backend"
@@ -92,6 +93,10 @@ class VllmUnknownAttentionBackend(ConfigRule):
         Example('export VLLM_ATTENTION_BACKEND="${VLLM_ATTENTION_BACKEND:-FLASH_ATTN}"\nvllm serve m\n',
                 path="serve.sh"),
         Example("vllm serve m --attention-backend $BACKEND\n", path="serve.sh"),
+        # held-out triage (a fork's report, a pull request's test plan): the name is the fork's or
+        # the branch's own backend, which no release has and no release's name is close to
+        Example("```bash\nVLLM_ATTENTION_BACKEND=FLASH_ATTN_V100 vllm serve m\n```\n", path="README.md"),
+        Example("vllm serve google/gemma-4-31B-it --attention-backend=GEMMA4_FLASH_ATTN\n", path="serve.sh"),
         Example("containers:\n- args: [serve, m]\n  env:\n  - name: VLLM_ATTENTION_BACKEND\n"
                 "    value: $(BACKEND)\n", path="deploy.yaml"),
         # documentation: a placeholder, output lines of a console block, a block that is not shell
@@ -136,7 +141,7 @@ class VllmUnknownAttentionBackend(ConfigRule):
             else:
                 judged = [r for r in choices.releases("vllm") if reads(r, via_env)]
                 wrong = bool(judged) and not any(accepts(r, name, via_env) for r in judged)
-            if wrong:
+            if wrong and choices.known_name(name):
                 shown = rel or choices.newest("vllm", "attention_backend")
                 rep = self.at(setting, name=name, hint=_unknown_hint(name, via_env, shown) + note,
                               valid_backends=", ".join(shown.choices("attention_backend")))
