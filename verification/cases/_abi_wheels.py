@@ -45,6 +45,8 @@ WHEELS = {
     ("sglang-kernel", "0.4.10"): ("sgl_kernel/flash_ops.abi3.so",),
     ("sgl-kernel", "0.3.14.post1"): ("sgl_kernel/flash_ops.abi3.so", "sgl_kernel/sm90/common_ops.abi3.so"),
     ("sgl-kernel", "0.3.5"): ("sgl_kernel/flash_ops.abi3.so",),
+    ("xformers", "0.0.20"): (),  # cp311 wheels (torch==2.0.1): xformers-flashattention-extension-stale
+    ("xformers", "0.0.21"): (),
 }
 
 MARK = "ERRKB-IMPORT "
