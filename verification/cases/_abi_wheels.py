@@ -13,7 +13,11 @@ that needs libcuda.so.1, the driver's library, cannot get that far here and is n
 - sglang-kernel 0.4.10 (torch==2.14.1; CUDA 13 libraries) and sgl-kernel 0.3.14.post1 (no torch
   requirement; CUDA 12 libraries): both common_ops libraries need libcuda.so.1, so here their loader
   stops on a missing library, never on a symbol (what the sgl_kernel wrapper then prints is what
-  sgl-kernel-common-ops-load-failed is about).
+  sgl-kernel-common-ops-load-failed is about), unless a step puts a stub libcuda.so.1 first
+  (verification/cases/_driver_stub.py; verification/cases/_sgl_kernel_abi.py);
+- sgl-kernel 0.3.5 (no torch requirement; sglang 0.5.1 pins it with torch==2.8.0): one common_ops
+  library at the package's top, imported plainly by sgl_kernel/__init__.py, which links libcuda.so.1 and
+  the driver's green-context functions.
 
 torch comes from PyPI through uv's cache (2.5.1 with CUDA 12.4, whose nvidia-* wheels supply
 libcudart.so.12 and which torch loads at import; 2.14.1 with CUDA 13.0). Each import runs in a child
@@ -40,6 +44,9 @@ WHEELS = {
     ("vllm", "0.6.6.post1"): ("vllm/_C.abi3.so",),
     ("sglang-kernel", "0.4.10"): ("sgl_kernel/flash_ops.abi3.so",),
     ("sgl-kernel", "0.3.14.post1"): ("sgl_kernel/flash_ops.abi3.so", "sgl_kernel/sm90/common_ops.abi3.so"),
+    ("sgl-kernel", "0.3.5"): ("sgl_kernel/flash_ops.abi3.so",),
+    ("xformers", "0.0.20"): (),  # cp311 wheels (torch==2.0.1): xformers-flashattention-extension-stale
+    ("xformers", "0.0.21"): (),
 }
 
 MARK = "ERRKB-IMPORT "
