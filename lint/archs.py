@@ -75,6 +75,14 @@ _NAMES = (  # arch, names matched as they are and (but for the capitals-only one
     ("sm103", ("B300", "GB300")),
     ("sm121", ("GB10", "DGX Spark", "DGX spark")),
 )
+# Architecture generations, as guides name them ("fa3 is for Hopper", "on Blackwell use fa4": the
+# eighteenth round's guide named no card): a generation stands for its first arch, and only where
+# the text names no card of it (an RTX PRO 6000 Blackwell is sm120, not sm100). In capitals only
+# ("hopper/" is FA3's source folder). Not Volta or Turing: their cards are named (V100, T4), and
+# "Turing" is a word of computing prose.
+_GENERATIONS = (("Ampere", "sm80", ("sm80", "sm86")),
+                ("Ada Lovelace", "sm89", ("sm89",)), ("Hopper", "sm90", ("sm90",)),
+                ("Blackwell", "sm100", ("sm100", "sm103", "sm110", "sm120", "sm121")))
 _RTX = ((r"[ -]?20[5-8]0", "sm75"), (r"[ -]?30[5-9]0", "sm86"), (r" A[2-6]000", "sm86"),
         (r"[ -]?40[5-9]0", "sm89"), (r" [2-6]000 Ada", "sm89"), (r"[ -]?50[5-9]0", "sm120"),
         (r" (?i:pro) ?\d000", "sm120"))  # RTX PRO 4000-6000 are all Blackwell
@@ -107,10 +115,14 @@ def _gpu_patterns():
 
 
 GPU_NAMES = tuple((re.compile(p.encode()), arch) for p, arch in _gpu_patterns())
-assert {arch for _, arch in GPU_NAMES} <= set(ALL_ARCHS)
+GENERATION_NAMES = tuple((re.compile(_name(name).encode()), arch, family) for name, arch, family in _GENERATIONS)
+assert {arch for _, arch in GPU_NAMES} | {a for _, _, f in GENERATION_NAMES for a in f} <= set(ALL_ARCHS)
 
 
 def named_archs(source: bytes) -> tuple[str, ...]:
-    """The archs of the NVIDIA GPUs the text names (GPU_NAMES), in ALL_ARCHS order."""
+    """The archs of the NVIDIA GPUs the text names (GPU_NAMES, then GENERATION_NAMES for a
+    generation none of whose cards it names), in ALL_ARCHS order."""
     found = {arch for pattern, arch in GPU_NAMES if pattern.search(source)}
+    found |= {arch for pattern, arch, family in GENERATION_NAMES
+              if not found.intersection(family) and pattern.search(source)}
     return tuple(arch for arch in ALL_ARCHS if arch in found)

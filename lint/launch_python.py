@@ -42,8 +42,9 @@ def mixed_precision_kind(qualname: str) -> str | None:
     """'accelerate' for accelerate's Accelerator, 'args' for transformers' TrainingArguments,
     Seq2SeqTrainingArguments, HfArgumentParser and TRL's *Config and *Parser classes (their
     precision is `bf16`/`fp16`), 'deepspeed' for any DeepSpeed name, 'autocast' for torch's
-    autocast (a forward run under it anywhere in the module); None otherwise. Trainers are not
-    counted: their precision is the arguments they are given."""
+    autocast (a forward run under it anywhere in the module), 'fsdp' for FSDP's mixed-precision
+    settings (FSDP2's MixedPrecisionPolicy, FSDP1's MixedPrecision: `param_dtype`); None
+    otherwise. Trainers are not counted: their precision is the arguments they are given."""
     if qualname in AUTOCAST:
         return "autocast"
     top, _, rest = qualname.partition(".")
@@ -55,6 +56,8 @@ def mixed_precision_kind(qualname: str) -> str | None:
         return "args"
     if top == "deepspeed":
         return "deepspeed"
+    if top == "torch" and rest.startswith("distributed.") and last in ("MixedPrecisionPolicy", "MixedPrecision"):
+        return "fsdp"
     return None
 
 

@@ -52,7 +52,8 @@ def _mixed_precision_elsewhere(ctx) -> bool:
     or calls accelerate's Accelerator or transformers'/TRL's training arguments or argument
     parsers (launch_python.mixed_precision_kind), unless it calls them and every call turns
     mixed precision off literally: `Accelerator(mixed_precision="no")`, `bf16=False` and
-    `fp16=False`; torch.autocast called anywhere counts too, unless `enabled=False` or float32.
+    `fp16=False`; torch.autocast called anywhere counts too, unless `enabled=False` or float32, and
+    so do FSDP's MixedPrecisionPolicy/MixedPrecision, unless without `param_dtype` or float32.
     An Accelerator without `mixed_precision` takes it from `accelerate launch` or
     its config, a parser from the command line: unknown, so silent."""
     index = ctx.index
@@ -98,6 +99,9 @@ def _precision_off(index, site, kinds) -> bool:
     if kinds == {"autocast"}:  # torch.autocast(..., enabled=False) or a float32 autocast
         dtype = literal("dtype")
         return literal("enabled") is False or (isinstance(dtype, QualName) and dtype.name == "torch.float32")
+    if kinds == {"fsdp"}:  # FSDP casts the parameters only to a param_dtype it is given
+        dtype = literal("param_dtype")
+        return "param_dtype" not in given or (isinstance(dtype, QualName) and dtype.name == "torch.float32")
     return False
 
 
@@ -228,8 +232,10 @@ class TransformersFlashAttnFloat32(ConfigRule):
     `TrlParser` (unless every such call passes `bf16=False` and `fp16=False`), or imports
     DeepSpeed (precision from its JSON config), or runs anything under `torch.autocast(...)`
     elsewhere (the forward, as the tenth held-out round's distillation script did; unless every
-    such autocast is `enabled=False` or float32). A trainer is not counted by itself: its
-    precision is that of the arguments it is given."""
+    such autocast is `enabled=False` or float32), or shards the model with FSDP's mixed precision
+    (`MixedPrecisionPolicy`/`MixedPrecision` with a `param_dtype` other than float32: the
+    eighteenth round's FSDP2 trainer). A trainer is not counted by itself: its precision is that
+    of the arguments it is given."""
 
     CODE = "EKB802"
     NAME = "transformers-flash-attn-float32"
@@ -282,6 +288,11 @@ class TransformersFlashAttnFloat32(ConfigRule):
         "import torch\n" + _PY + "m = AutoModelForCausalLM.from_pretrained('m', "
         "attn_implementation='flash_attention_2', dtype=torch.float32)\n"
         "def step(batch):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return m(**batch)",
+        # eighteenth held-out round (an FSDP2 trainer): float32 master weights, bfloat16 parameters in the forward
+        "import torch\nfrom torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard\n" + _PY
+        + "def load(name, dtype):\n    m = AutoModelForCausalLM.from_pretrained(name, dtype=torch.float32, "
+        "attn_implementation='flash_attention_2')\n"
+        "    fully_shard(m, mp_policy=MixedPrecisionPolicy(param_dtype=getattr(torch, dtype)))\n    return m",
         # TRL's configs turn bf16 on unless fp16 is set
         "import torch\nfrom trl import SFTConfig, SFTTrainer\n" + _PY
         + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', dtype=torch.float32)\n"
@@ -299,6 +310,9 @@ class TransformersFlashAttnFloat32(ConfigRule):
         Example("import torch\n" + _PY + "m = AutoModelForCausalLM.from_pretrained('m', "
                 "attn_implementation='flash_attention_2', dtype=torch.float32)\n"
                 "with torch.autocast('cuda', enabled=False):\n    m(x)"),
+        Example("import torch\nfrom torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard\n" + _PY
+                + "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', "
+                "dtype=torch.float32)\nfully_shard(m, mp_policy=MixedPrecisionPolicy(reduce_dtype=torch.float32))"),
         Example("import torch\nfrom accelerate import Accelerator\n" + _PY
                 + "accelerator = Accelerator(mixed_precision='no')\n"
                 "m = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', "

@@ -138,6 +138,21 @@ def test_named_gpus_map_to_their_archs(text, archs):
     assert file_archs(text.encode(), ("sm80", "sm90")) == (archs, True)
 
 
+# architecture generations stand for their first arch, only where no card of theirs is named (the
+# eighteenth round's guide: fa3 for Hopper, trtllm_mla for Blackwell, no card); lower case is a word
+# or FA3's source folder, not a GPU
+@pytest.mark.parametrize("text, archs", [
+    ("fa3 on Hopper, trtllm_mla on Blackwell", ("sm90", "sm100")), ("FA3 needs a Hopper GPU", ("sm90",)),
+    ("Blackwell: RTX 5090", ("sm120",)), ("Ampere or newer (RTX 3090)", ("sm86",)),
+    ("Turing (T4): Supported", ("sm75",)), ("an Ada Lovelace card", ("sm89",)),
+    ("cd flash-attention/hopper && python setup.py install", ()), ("Turing-complete", ()),
+])
+def test_generation_names_stand_for_their_archs(text, archs):
+    from errkb.lint.archs import named_archs
+
+    assert named_archs(text.encode()) == archs
+
+
 # words that are not GPUs: a name inside a longer one (A100 is not A10, H200 not H20, GB200 not
 # B200), MoE model names (A10B), llama.cpp builds, hex, line anchors, L4/T4 outside a GPU's context
 @pytest.mark.parametrize("text", [
