@@ -115,13 +115,18 @@ def _gpu_patterns():
 
 
 GPU_NAMES = tuple((re.compile(p.encode()), arch) for p, arch in _gpu_patterns())
-GENERATION_NAMES = tuple((re.compile(_name(name).encode()), arch, family) for name, arch, family in _GENERATIONS)
+# An arch written in capitals as prose writes it ("FA3 (SM80-SM90)", "SM100: trtllm_mla": the
+# nineteenth round's guide) counts like a generation; build flags (sm_90a, compute_89,
+# TORCH_CUDA_ARCH_LIST) say what a binary is compiled for, not where a file runs, and are not read.
+_PROSE_ARCHS = tuple((rf"(?<![A-Za-z0-9_])SM ?{a[2:]}(?![0-9])", a, (a,)) for a in ALL_ARCHS if a not in ("sm70", "sm75"))
+GENERATION_NAMES = tuple((re.compile(_name(name).encode()), arch, family) for name, arch, family in _GENERATIONS) \
+    + tuple((re.compile(pattern.encode()), arch, family) for pattern, arch, family in _PROSE_ARCHS)
 assert {arch for _, arch in GPU_NAMES} | {a for _, _, f in GENERATION_NAMES for a in f} <= set(ALL_ARCHS)
 
 
 def named_archs(source: bytes) -> tuple[str, ...]:
-    """The archs of the NVIDIA GPUs the text names (GPU_NAMES, then GENERATION_NAMES for a
-    generation none of whose cards it names), in ALL_ARCHS order."""
+    """The archs of the NVIDIA GPUs the text names (GPU_NAMES, then GENERATION_NAMES, generations
+    and capitalised SM numbers, for an arch none of whose cards it names), in ALL_ARCHS order."""
     found = {arch for pattern, arch in GPU_NAMES if pattern.search(source)}
     found |= {arch for pattern, arch, family in GENERATION_NAMES
               if not found.intersection(family) and pattern.search(source)}

@@ -146,6 +146,8 @@ def test_named_gpus_map_to_their_archs(text, archs):
     ("Blackwell: RTX 5090", ("sm120",)), ("Ampere or newer (RTX 3090)", ("sm86",)),
     ("Turing (T4): Supported", ("sm75",)), ("an Ada Lovelace card", ("sm89",)),
     ("cd flash-attention/hopper && python setup.py install", ()), ("Turing-complete", ()),
+    ("FlashAttentionBackend (FA3/FA4, SM80-SM90)", ("sm80", "sm90")), ("SM100: trtllm_mla", ("sm100",)),
+    ("-gencode arch=compute_90a,code=sm_90a", ()), ("SM1000", ()),
 ])
 def test_generation_names_stand_for_their_archs(text, archs):
     from errkb.lint.archs import named_archs
