@@ -32,7 +32,8 @@ from pathlib import Path
 from verification.cases import _builds as b
 from verification.cases import _venv
 
-HEADERS = {"12.3": "nvidia-cuda-runtime-cu12==12.3.101", "12.4": "nvidia-cuda-runtime-cu12==12.4.127"}
+HEADERS = {"12.3": "nvidia-cuda-runtime-cu12==12.3.101", "12.4": "nvidia-cuda-runtime-cu12==12.4.127",
+           "12.8": "nvidia-cuda-runtime-cu12==12.8.90"}
 STUB_LIBRARY = 34  # CUresult CUDA_ERROR_STUB_LIBRARY (cuda.h)
 
 _DEFINE = re.compile(r"#define\s+(cu[A-Z]\w*)\s+(\S+)")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 
+from verification.cases import _abi_wheels as abi
 from verification.cases import _builds as b
 from verification.cases import _venv
 
@@ -92,3 +93,89 @@ def run(ctx, flashinfer: str, code: str, *, path=(), timeout: float = 1500) -> _
     if note not in ctx.notes:
         ctx.note(note)
     return _venv.run([target.python, "-c", code], env=_venv.tool_env(**extra), cwd=_venv._tmp_root(), timeout=timeout)
+
+
+# SGLang's decode plan against a FlashInfer 0.2.x op: the caller is SGLang's own fast_decode_plan
+# (sglang/srt/layers/attention/flashinfer_backend.py, bound as each decode wrapper's begin_forward when SGLang captures
+# CUDA graphs), taken unchanged from the release's PyPI wheel and run with the arguments its indices updater passes.
+# FlashInfer's BatchDecodeWithPagedKVCacheWrapper pins host memory at construction (needs a driver), so `self` is a
+# namespace of what a CUDA-graph wrapper holds; torch.cuda.current_stream() answers stream 0 and torch.cuda.device()
+# is a no-op. The op and torch's binder are real: the binder counts arguments before anything is dispatched.
+PLAN_MARK = "ERRKB-FIPLAN "
+
+PLAN_CHILD = r'''
+import __future__, ast, json, sys, zipfile
+from contextlib import nullcontext
+from types import SimpleNamespace
+import torch
+SGLANG_WHEEL = sys.argv[1]
+out = {"torch": torch.__version__, "raised": None}
+import flashinfer
+from flashinfer.decode import get_batch_decode_module
+out["flashinfer"] = flashinfer.__version__
+mod = get_batch_decode_module(torch.float16, torch.float16, torch.float16, torch.int32, 128, 128, 0, False, False)
+schema = mod.plan.default._schema if hasattr(mod.plan, "default") else mod.plan._schema
+out["schema"], out["schema_args"] = str(schema), len(schema.arguments)
+name = "sglang/srt/layers/attention/flashinfer_backend.py"
+with zipfile.ZipFile(SGLANG_WHEEL) as z:
+    tree = ast.parse(z.read(name).decode())
+fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "fast_decode_plan")
+calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "plan"]
+out["sglang_passes"] = sorted({len(c.args) for c in calls})
+ns = {"torch": torch, "global_override_indptr_cpu": None}
+exec(compile(ast.Module([fn], []), name, "exec", flags=__future__.annotations.compiler_flag), ns)
+torch.cuda.current_stream = lambda device=None: SimpleNamespace(cuda_stream=0)
+torch.cuda.device = lambda device=None: nullcontext()
+bs, kv_len = 2, 16
+buf = lambda n, dt=torch.uint8: torch.empty(n, dtype=dt)
+wrapper = SimpleNamespace(use_tensor_cores=False, is_cuda_graph_enabled=True, _fixed_batch_size=bs,
+                          _paged_kv_indices_buf=buf(bs * kv_len, torch.int32), _cached_module=mod,
+                          _float_workspace_buffer=buf(128 * 1024 * 1024), _int_workspace_buffer=buf(8 * 1024 * 1024),
+                          _pin_memory_int_workspace_buffer=buf(8 * 1024 * 1024), device=torch.device("cpu"))
+indptr = torch.arange(bs + 1, dtype=torch.int32) * kv_len
+indices = torch.arange(bs * kv_len, dtype=torch.int32)
+last_page_len = torch.ones(bs, dtype=torch.int32)
+try:
+    ns["fast_decode_plan"](wrapper, indptr, indices, last_page_len, 32, 8, 128, 1,
+                           data_type=torch.float16, q_data_type=torch.float16, non_blocking=True)
+    out["returned"] = True
+except BaseException as e:
+    out["raised"] = [type(e).__name__, str(e)]
+print(%r + json.dumps(out), flush=True)
+''' % PLAN_MARK
+
+PLAN_STANDIN = ("stand-ins: the wrapper `self` is a namespace of what a CUDA-graph BatchDecodeWithPagedKVCacheWrapper "
+                "holds (constructing one pins host memory: needs a CUDA driver); torch.cuda.current_stream() answers stream 0 and "
+                "torch.cuda.device() is a no-op; the plan op is FlashInfer's, compiled here")
+
+
+def pinned(ctx, sglang: str) -> str:
+    """The flashinfer_python release the SGLang release's METADATA pins."""
+    pins = abi.requires(ctx, "sglang", sglang, "flashinfer_python")
+    ctx.note(f"sglang {sglang}'s METADATA: {pins}")
+    got = [p.split("==", 1)[1] for p in pins if "==" in p]
+    if not got:
+        raise RuntimeError(f"sglang {sglang} pins no flashinfer_python release: {pins}")
+    return got[0]
+
+
+def sglang_plan(ctx, sglang: str, flashinfer: str) -> dict:
+    """SGLang `sglang`'s own fast_decode_plan (from its wheel) calling FlashInfer `flashinfer`'s JIT-built decode
+    plan op (fp16, head dim 128, page size 1), as PLAN_CHILD says; what it reported (schema, argument counts,
+    what the call raised)."""
+    wheel = abi.wheel_file(ctx, "sglang", sglang)
+    res = run(ctx, flashinfer, PLAN_CHILD.replace("sys.argv[1]", repr(str(wheel))))
+    got = _venv.reported(res, PLAN_MARK)
+    if PLAN_STANDIN not in ctx.notes:
+        ctx.note(PLAN_STANDIN)
+    ctx.note(f"FlashInfer {got['flashinfer']} (torch {got['torch']}): plan schema has {got['schema_args']} arguments "
+             f"({got['schema'][:160]}...); SGLang {sglang}'s fast_decode_plan passes {got['sglang_passes']}; call: "
+             + (f"{got['raised'][0]}: {got['raised'][1][:240]}" if got["raised"] else "returned"))
+    return got
+
+
+def past_binder(got: dict, binder: str) -> None:
+    """Re-raise what sglang_plan's call raised if it is torch's binder refusing the arguments (`binder`: text of
+    the refusal); anything later (the plan's host code needs a GPU) is past it."""
+    if got["raised"] and binder in got["raised"][1]:
+        raise _venv.exception_class(got["raised"][0])(got["raised"][1])

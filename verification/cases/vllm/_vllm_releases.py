@@ -55,11 +55,11 @@ def release(ctx, version: str) -> Path:
     return dest
 
 
-def run(ctx, version: str, code: str, *, path=(), timeout: float = 600):
-    """`code` (which calls errkb_report(...)) run in env()'s Python with vLLM `version` first on the path;
-    what it reported."""
+def run(ctx, version: str, code: str, *, path=(), timeout: float = 600, extra_env: dict | None = None):
+    """`code` (which calls errkb_report(...)) run in env()'s Python with vLLM `version` first on the path
+    (and `extra_env` set); what it reported."""
     root = release(ctx, version)
-    res = b.run_with_torch(ctx, PRELUDE + code, env=env(ctx), path=[root, *path], timeout=timeout)
+    res = b.run_with_torch(ctx, PRELUDE + code, env=env(ctx), path=[root, *path], timeout=timeout, extra_env=extra_env)
     return _venv.reported(res, MARK)
 
 
