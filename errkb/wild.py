@@ -8,6 +8,7 @@ and the scoring, so the report script and the tests agree on both.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
@@ -21,6 +22,9 @@ from errkb.projects import ProjectNames
 
 WILD_DIR = Path(__file__).resolve().parent.parent / "tests" / "wild"
 DEV_SHARE = 0.6
+# every search hit of every round, gzipped: as text it was a quarter of the tracked tree, which every
+# device call carries (tests/test_gpu_payload.py)
+HITS = "hits.jsonl.gz"
 
 # Which errkb package names and backends speak for a labelled library.
 LIBRARY_PACKAGES: dict[str, set[str]] = {
@@ -105,6 +109,18 @@ def paste_text(label: Label, wild_dir: Path = WILD_DIR) -> str:
     return (wild_dir / "pastes" / label.file).read_text(encoding="utf-8")
 
 
+def load_hits(wild_dir: Path = WILD_DIR) -> list[dict]:
+    """Every recorded search hit, in order (SAMPLING.md section 3)."""
+    with gzip.open(wild_dir / HITS, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def write_hits(hits: list[dict], wild_dir: Path = WILD_DIR) -> None:
+    """Write the hit list whole (mtime 0: the same hits give the same bytes)."""
+    text = "".join(json.dumps(h, ensure_ascii=False) + "\n" for h in hits)
+    (wild_dir / HITS).write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+
+
 def round_urls(number: int, wild_dir: Path = WILD_DIR) -> set[str]:
     """The URLs that became pastes from round `number`'s queries (SAMPLING.md section 1), so a
     round can be scored as a fresh sample before any record or matcher change is made for it."""
@@ -112,12 +128,7 @@ def round_urls(number: int, wild_dir: Path = WILD_DIR) -> set[str]:
     starts = sorted({0} | {v["first_index"] for k, v in queries.items() if k.startswith("round") and isinstance(v, dict)})
     first = 0 if number == 1 else queries[f"round{number}"]["first_index"]
     end = next((s for s in starts if s > first), len(queries["queries"]))
-    urls = set()
-    for line in (wild_dir / "hits.jsonl").read_text(encoding="utf-8").splitlines():
-        hit = json.loads(line)
-        if hit["decision"] == "paste" and first <= hit["q"] < end:
-            urls.add(hit["url"])
-    return urls
+    return {hit["url"] for hit in load_hits(wild_dir) if hit["decision"] == "paste" and first <= hit["q"] < end}
 
 
 def frozen_digest(wild_dir: Path = WILD_DIR) -> str:

@@ -2,10 +2,10 @@
 
     python scripts/wild_merge.py
 
-New hits are ordered by query index, then rank, after every hit already in tests/wild/hits.jsonl;
+New hits are ordered by query index, then rank, after every hit already in tests/wild/hits.jsonl.gz;
 a URL seen before is a duplicate, wherever the earlier hit came from (SAMPLING.md section 3).
 Round-3 hits that split to test stay `set-aside` (never read, never added: the test split is
-frozen). Appends to tests/wild/hits.jsonl and tests/wild/labels.jsonl, copies new pastes into
+frozen). Appends to tests/wild/hits.jsonl.gz (rewritten whole) and tests/wild/labels.jsonl, copies new pastes into
 tests/wild/pastes/, and checks that each label's message is a substring of its paste. Existing
 pastes and labels are never rewritten: the corpus only grows.
 """
@@ -17,7 +17,11 @@ import shutil
 import sys
 from pathlib import Path
 
-WILD = Path(__file__).resolve().parent.parent / "tests" / "wild"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from errkb import wild  # noqa: E402
+
+WILD = wild.WILD_DIR
 FIELDS = ("file", "url", "in_scope", "message", "library", "family", "note")
 
 
@@ -28,7 +32,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def main() -> int:
-    old_hits, old_labels = read_jsonl(WILD / "hits.jsonl"), read_jsonl(WILD / "labels.jsonl")
+    old_hits, old_labels = wild.load_hits(), read_jsonl(WILD / "labels.jsonl")
     groups = sorted(p for p in (WILD / "collect").iterdir() if p.is_dir())
     hits, labels = [], {}  # labels by (group, url)
     for group in groups:
@@ -64,8 +68,7 @@ def main() -> int:
         if label["in_scope"] and not label["message"]:
             problems.append(f"{label['file']}: in scope without a decisive line")
         new_labels.append(label)
-    with open(WILD / "hits.jsonl", "a", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(h, ensure_ascii=False) + "\n" for h in new_hits)
+    wild.write_hits(old_hits + new_hits)
     with open(WILD / "labels.jsonl", "a", encoding="utf-8") as fh:
         fh.writelines(json.dumps(x, ensure_ascii=False) + "\n" for x in new_labels)
     print(f"{len(new_hits)} new hits, {len(new_labels)} new pastes "

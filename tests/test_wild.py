@@ -41,13 +41,13 @@ def test_every_label_is_well_formed(labels):
 
 
 def test_every_paste_came_from_a_recorded_hit(labels):
-    hits = [json.loads(line) for line in (wild.WILD_DIR / "hits.jsonl").read_text().splitlines()]
+    hits = wild.load_hits()
     pasted = {h["url"] for h in hits if h["decision"] == "paste"}
     assert pasted == {x.url for x in labels}
 
 
 def test_a_round_holds_the_pastes_of_its_own_queries(labels):
-    hits = [json.loads(line) for line in (wild.WILD_DIR / "hits.jsonl").read_text().splitlines()]
+    hits = wild.load_hits()
     rounds = [wild.round_urls(n) for n in range(1, 6)]
     assert all(rounds) and sum(map(len, rounds)) == len({x.url for x in labels} & set().union(*rounds))
     later = {h["url"] for h in hits if h["decision"] == "paste" and 240 <= h["q"] < 288}
