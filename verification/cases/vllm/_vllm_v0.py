@@ -43,6 +43,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from errkb.verify.case import Refuted
 from verification.cases import _abi_wheels as abi
 from verification.cases import _builds as b
 from verification.cases import _driver_stub
@@ -99,6 +100,8 @@ NOT_LOADED = RELEASES[RELEASE].not_loaded
 FA_SO = "vllm/vllm_flash_attn/vllm_flash_attn_c.abi3.so"
 FA_SOS = ("vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so", "vllm/vllm_flash_attn/_vllm_fa3_C.abi3.so")  # 0.7.x-0.8.x
 MARK = "ERRKB-RESULT "
+# the attention layer the cases build: a Llama-8B-like layer (32 query heads, 8 KV heads, head size 128)
+HEADS = dict(num_heads=32, head_size=128, num_kv_heads=8)
 STANDIN_NOTE = ("stand-in: the child made NVML report one CUDA device of compute capability {cap} on this machine "
                 "without a GPU (vLLM asks NVML which platform it is on); vLLM's CudaPlatform answered; nothing ran on it")
 TORCH_NOTE = ("stand-in: torch.cuda.get_device_capability() answered {cap} too (the bundled vllm_flash_attn asks torch "
@@ -154,6 +157,16 @@ def errkb_raised(e):
     return [type(e).__name__, msg]
 def errkb_report(value):
     print(%r + json.dumps(value), flush=True)
+def errkb_tiny_llama(dtype):
+    """A folder holding a two-layer Llama config.json (no weights, no tokenizer): enough for vLLM's
+    engine configuration and worker set-up."""
+    import tempfile
+    folder = tempfile.mkdtemp()
+    json.dump({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
+               "intermediate_size": 512, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
+               "vocab_size": 1024, "max_position_embeddings": 2048, "torch_dtype": dtype},
+              open(os.path.join(folder, "config.json"), "w"))
+    return folder
 def errkb_platform(out):
     import vllm
     import vllm.platforms as platforms
@@ -195,15 +208,10 @@ errkb_report(out)
 # Llama config.json written to a temporary folder (no tokenizer, no download); with ARGS["select_v1"] (0.10+) then
 # the attention selector for one layer under that configuration
 ENGINE = r'''
-import tempfile
 out = {"torch": torch.__version__, "vllm": None, "platform": None, "capability": None, "raised": None}
 try:
     errkb_platform(out)
-    folder = tempfile.mkdtemp()
-    json.dump({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
-               "intermediate_size": 512, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
-               "vocab_size": 1024, "max_position_embeddings": 2048, "torch_dtype": "float16"},
-              open(os.path.join(folder, "config.json"), "w"))
+    folder = errkb_tiny_llama("float16")
     from vllm.engine.arg_utils import EngineArgs
     import vllm.envs as envs
     cfg = EngineArgs(model=folder, skip_tokenizer_init=True, **ARGS.get("engine", {})).create_engine_config()
@@ -326,6 +334,17 @@ def run(ctx, *, mode: str = "layer", with_fa: bool = True, torch: str | None = N
              + (f"{got['raised'][0]}: {got['raised'][1][:200]}" if got["raised"] else str(got.get("impl") or got.get("lists") or f"vllm_flash_attn {got.get('fa')}"))
              + f"; selector logged {[r['msg'][:90] for r in records(res) if r['name'] == LOGGER]}")
     return got, res
+
+
+def v1_flex_before_ampere(ctx) -> None:
+    """vLLM 0.11.0 on a compute capability 7.5 GPU with VLLM_USE_V1=1: V1 runs, its selector picks
+    FLEX_ATTENTION (the fix the pre-Ampere V1 records name: a release whose V1 engine takes Turing)."""
+    got, res = run_code(ctx, "0.11.0", ENGINE, cap=(7, 5), extra_env={"VLLM_USE_V1": "1"}, select_v1=True)
+    described(ctx, "0.11.0", got, res, "create_engine_config() on 7.5, then the selector", extra_env={"VLLM_USE_V1": "1"},
+              loggers=("vllm.engine", "vllm.platforms"))
+    ctx.call(_venv.raise_reported, got)
+    if not got["use_v1"] or got["backend"][0] != "FLEX_ATTENTION":
+        raise Refuted(f"vLLM 0.11.0 on 7.5: V1 {got['use_v1']}, backend {got['backend']}")
 
 
 def described(ctx, release: str, got: dict, res: _venv.Run, what: str, extra_env=None, loggers=("vllm",)) -> None:

@@ -21,7 +21,7 @@ from verification.cases.vllm import _vllm_v0 as v0
 BACKEND = "vllm"
 REQUIRES = {"cuda": False}
 TIMEOUT = 1800
-LAYER = dict(dtype="float16", kv_cache_dtype="auto", num_heads=32, head_size=128, num_kv_heads=8)
+LAYER = dict(dtype="float16", kv_cache_dtype="auto", **v0.HEADS)
 
 XFORMERS = r'''
 out = {"raised": None}

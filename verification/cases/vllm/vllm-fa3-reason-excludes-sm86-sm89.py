@@ -35,7 +35,7 @@ TIMEOUT = 2400
 RELEASE = "0.8.5"
 NEWER = "0.13.0"
 LOGGER = "vllm.attention.utils.fa_utils"
-LAYER = dict(mode="layer", dtype="float16", kv_cache_dtype="auto", num_heads=32, head_size=128, num_kv_heads=8,
+LAYER = dict(mode="layer", dtype="float16", kv_cache_dtype="auto", **v0.HEADS,
              impl_attrs=["vllm_flash_attn_version"])
 
 

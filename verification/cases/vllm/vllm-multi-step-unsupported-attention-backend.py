@@ -30,15 +30,10 @@ NOTE = ("the executor is vLLM's GPUExecutor with _init_executor stopping after s
         "and load_model(), which need the GPU, are not run)")
 
 WORKER = r'''
-import tempfile
 out = {"torch": torch.__version__, "vllm": None, "platform": None, "capability": None, "raised": None}
 try:
     errkb_platform(out)
-    folder = tempfile.mkdtemp()
-    json.dump({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
-               "intermediate_size": 512, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
-               "vocab_size": 1024, "max_position_embeddings": 2048, "torch_dtype": "float32"},
-              open(os.path.join(folder, "config.json"), "w"))
+    folder = errkb_tiny_llama("float32")
     from vllm.engine.arg_utils import EngineArgs
     from vllm.executor.gpu_executor import GPUExecutor
     cfg = EngineArgs(model=folder, skip_tokenizer_init=True, **ARGS["engine"]).create_engine_config()

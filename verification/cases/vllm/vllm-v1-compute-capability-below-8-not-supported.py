@@ -63,9 +63,4 @@ def fix_1(ctx):
 
 
 def fix_2(ctx):
-    got, res = v0.run_code(ctx, "0.11.0", v0.ENGINE, cap=(7, 5), extra_env={"VLLM_USE_V1": "1"}, select_v1=True)
-    v0.described(ctx, "0.11.0", got, res, "create_engine_config() on 7.5, then the selector", extra_env={"VLLM_USE_V1": "1"},
-                 loggers=("vllm.engine", "vllm.platforms"))
-    ctx.call(_venv.raise_reported, got)
-    if not got["use_v1"] or got["backend"][0] != "FLEX_ATTENTION":
-        raise Refuted(f"vLLM 0.11.0 on 7.5: V1 {got['use_v1']}, backend {got['backend']}")
+    v0.v1_flex_before_ampere(ctx)

@@ -31,7 +31,7 @@ REQUIRES = {"cuda": False}
 TIMEOUT = 2400
 RELEASE = "0.7.2"
 STATEMENT = "assert is_fa_version_supported(self.fa_version)"
-LAYER = dict(mode="layer", dtype="float16", kv_cache_dtype="auto", num_heads=32, head_size=128, num_kv_heads=8,
+LAYER = dict(mode="layer", dtype="float16", kv_cache_dtype="auto", **v0.HEADS,
              impl_attrs=["fa_version"])
 FA2_SO = "vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so"
 
@@ -71,12 +71,7 @@ def fix_2(ctx):
 
 
 def fix_3(ctx):
-    got, res = v0.run_code(ctx, "0.11.0", v0.ENGINE, cap=(7, 5), extra_env={"VLLM_USE_V1": "1"}, select_v1=True)
-    v0.described(ctx, "0.11.0", got, res, "create_engine_config() on 7.5, then the selector", extra_env={"VLLM_USE_V1": "1"},
-                 loggers=("vllm.engine", "vllm.platforms"))
-    ctx.call(_venv.raise_reported, got)
-    if not got["use_v1"] or got["backend"][0] != "FLEX_ATTENTION":
-        raise Refuted(f"vLLM 0.11.0 on 7.5: V1 {got['use_v1']}, backend {got['backend']}")
+    v0.v1_flex_before_ampere(ctx)
 
 
 def fix_4(ctx):
