@@ -21,7 +21,7 @@ from errkb.lint.filekinds import file_kind
 from errkb.lint.launch import (MODULES, ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options,
                                shell_value, value_part)
 from errkb.lint.pins import container_versions, dockerfile_base, file_versions
-from errkb.lint.archs import FileArchs
+from errkb.lint.archs import FileArchs, file_archs
 from errkb.lint.rule import LintContext, arch_reports
 from errkb.lint.training_configs import MARKERS as CONFIG_MARKERS, config_launches
 
@@ -521,11 +521,11 @@ def span_fix(rule, rep, texts, text: str, starts: list[int]):
     return Fix(rep.fix.title, rep.fix.safe, number, tuple(edits))
 
 
-def lint_commands(source: bytes, path: str, rules, judged: FileArchs, texts, versions=None, report_unused=False,
-                  pinned=None):
+def lint_commands(source: bytes, path: str, rules, archs: tuple[str, ...], texts, versions=None,
+                  report_unused=False, pinned=None):
     """Findings for one shell script, Dockerfile, YAML, Markdown file or notebook (never raises on
-    bad input). `judged`: the archs to judge it for (lint/archs.py file_archs); `pinned`: the
-    project's pinned versions (lint/pins.py), below the file's own."""
+    bad input). `archs`: the configured ones, which lint/archs.py file_archs turns into those this
+    file is judged for; `pinned`: the project's pinned versions (lint/pins.py), below the file's own."""
     from errkb.lint.engine import render, suppressions
     from errkb.lint.results import FileResult, Finding, unused_suppressions
 
@@ -552,6 +552,8 @@ def lint_commands(source: bytes, path: str, rules, judged: FileArchs, texts, ver
     for launch in launches:
         for package, got in own.items():
             launch.versions.setdefault(package, got)
+    # (the GPU names are a scan of the whole text: only where something will be judged)
+    judged = file_archs(source, archs) if launches or kind == "notebook" else FileArchs((), False)
     ctx = LintContext(None, judged.archs, dict(versions or {}), dict(pinned or {}), judged.named)
     sup = suppressions(source)
     starts = _Locator(text).starts

@@ -224,9 +224,8 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     wants_unused = report_unused and b"errkb:" in source
     if not wants_unused and not may_match(source, tokens):
         return result
-    judged = file_archs(source, archs)  # none where the file targets ROCm or a DCU
     if not path.endswith(".py") and is_command_file(path):  # scripts, Dockerfiles, YAML: launch commands
-        return lint_commands(source, path, rules, judged, texts, versions, report_unused, pinned)
+        return lint_commands(source, path, rules, archs, texts, versions, report_unused, pinned)
     python_tree, problem = _python_ast(source)
     if problem:
         result.skipped = problem
@@ -239,8 +238,8 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
         rules, parse = _screen(python_tree, source, rules, module, Path(path).name == "__init__.py")
         if not rules:
             return result
-    expected = expects_raise(python_tree) if python_tree is not None and b"aises" in source else ()
-    del python_tree
+    if b"aises" not in source:
+        python_tree = None  # (no test of a raise: let it go before libcst builds its own tree)
     tree = None
     if parse is not source:
         try:
@@ -259,6 +258,9 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     except RecursionError:
         result.skipped = "too deeply nested to parse"
         return result
+    # (judged this late because the GPU names are a scan of the whole text: most files that pass
+    # the prefilter have no rule left by now)
+    judged = file_archs(source, archs)  # none where the file targets ROCm or a DCU
     reports = []
     try:
         with _deep_recursion():
@@ -273,6 +275,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
     used: dict[int, set[str]] = {}
     findings = []
     if reports:
+        expected = expects_raise(python_tree) if python_tree is not None else ()
         try:
             with _deep_recursion():
                 positions = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)

@@ -7,7 +7,7 @@ import libcst as cst
 from errkb.lint.analysis import PRESENT, QualName
 from errkb.lint.edits import RuleFix, code, insert_after, replace
 from errkb.lint.rule import Example, Rule, register
-from errkb.lint.targets import SDP_BACKEND, SDP_KERNEL_LEGACY, SDPA, SDPA_KERNEL, last_names
+from errkb.lint.targets import SDP_BACKEND, SDP_KERNEL_LEGACY, SDPA, SDPA_KERNEL, inside
 
 _F = "import torch.nn.functional as F\n"
 _CTX = "from torch.nn.attention import sdpa_kernel, SDPBackend\n"
@@ -65,7 +65,7 @@ class SdpaFlashOnlyWithMask(Rule):
     NAME = "sdpa-flash-only-attn-mask"
     RECORDS = ("sdpa-flash-attn-mask-unsupported", "sdpa-no-available-kernel")
     TARGETS = SDPA
-    PREFILTER = last_names(SDPA)
+    PREFILTER = inside(SDPA, SDPA_KERNEL | SDP_KERNEL_LEGACY)  # reports only in such a context
     HINT = ("with flash as the only backend the call then fails with RuntimeError 'No available kernel. "
             "Aborting execution.'; allow EFFICIENT_ATTENTION in the context, or use is_causal=True")
     FIXES = {"sdpa-flash-attn-mask-unsupported": 2}
@@ -139,7 +139,7 @@ class SdpaMaskWithIsCausal(Rule):
     NAME = "sdpa-attn-mask-with-is-causal"
     RECORDS = ("sdpa-attn-mask-with-is-causal",)
     TARGETS = SDPA
-    PREFILTER = last_names(SDPA)
+    PREFILTER = inside(SDPA, SDPA_KERNEL | SDP_KERNEL_LEGACY)  # reports only in such a context
     HINT = ("this context leaves the math kernel as the only backend that can take the mask, and it "
             "refuses attn_mask with is_causal=True; fold the causal triangle into attn_mask and pass "
             "is_causal=False, drop attn_mask, or allow EFFICIENT_ATTENTION")

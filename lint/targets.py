@@ -93,3 +93,10 @@ def last_names(names: frozenset[str]) -> tuple[tuple[bytes, ...], ...]:
         parts = n.split(".")
         out.add((parts[-1].encode(), parts[-2].encode()) if len(parts) > 1 else (parts[-1].encode(),))
     return tuple(sorted(out))
+
+
+def inside(calls: frozenset[str], contexts: frozenset[str]) -> tuple[tuple[bytes, ...], ...]:
+    """Prefilter groups for a rule that reports on `calls` only inside a `with` of one of
+    `contexts`: the words of both (the analysis resolves a context, like a call, only from names
+    the module spells)."""
+    return tuple(sorted({c + w for c in last_names(calls) for w in last_names(contexts)}))

@@ -313,7 +313,8 @@ def test_tricky_constructs(name, texts):
 
 def test_a_file_no_rule_can_report_in_is_not_parsed_by_libcst(texts, monkeypatch):
     """It passes the byte prefilter (the words are there), but nothing imports the kernel."""
-    source = (b"# scaled_dot_product_attention from torch.nn.functional is not used here\n"
+    source = (b"# scaled_dot_product_attention from torch.nn.functional and sdpa_kernel from torch.nn.attention"
+              b" are not used here\n"
               b"def scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=False):\n    return q\n"
               b"scaled_dot_product_attention(1, 2, 3, attn_mask=4, is_causal=True)\n")
     calls = []
