@@ -86,6 +86,8 @@ def shell_launches(loc: _Locator, start: int, end: int) -> list[Launch]:
     """Launches in the shell text loc.text[start:end]."""
     out: list[Launch] = []
     arrays: dict[str, list[tuple[str, Span]]] = {}
+    strings: dict[str, list[tuple[str, Span]]] = {}
+    once = _set_once(loc.text[start:end])
     lines = list(_logical_lines(loc.text, start, end))
     i = 0
     while i < len(lines):
@@ -103,10 +105,65 @@ def shell_launches(loc: _Locator, start: int, end: int) -> list[Launch]:
         command: list = []
         for word in [*located, (";", None)]:
             if word[0] in _OPERATORS:
-                out.extend(_command_launches(command))
+                out.extend(_command_launches(_with_strings(command, strings)))
+                _keep_strings(command, strings, once, loc, first, stop)
                 command = []
             else:
                 command.append(word)
+    return out
+
+
+# a shell variable set once to a string and expanded in a launch: ARGS="--attention-backend fa3" ... $ARGS
+_EXPANSION = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+_SET_ANYHOW = re.compile(r"(?:^|[\s;&|(`])(?:([A-Za-z_][A-Za-z0-9_]*)\+?=|read\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_]*)"
+                         r"|for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b)")
+
+
+def _set_once(text: str) -> set[str]:
+    """The variable names this shell text sets exactly once and in no other way (not by `read`,
+    `for NAME in`, `+=`): only such a variable has one value a reader can know without running
+    the script (one set in two branches of an `if` has two)."""
+    counts: dict[str, int] = {}
+    for m in _SET_ANYHOW.finditer(text):
+        name = m.group(1) or m.group(2) or m.group(3)
+        counts[name] = counts.get(name, 0) + (1 if m.group(1) and "+=" not in m.group(0) else 2)
+    return {name for name, n in counts.items() if n == 1}
+
+
+def _keep_strings(command: list, strings: dict, once: set[str], loc, first: int, stop: int) -> None:
+    """Where the command only sets shell variables (`NAME=value`, after export/local/declare),
+    the values of those set once, and to no expansion, are kept in `strings`, as the words the
+    shell splits them into, each with its span inside the assignment. An assignment before a
+    command (`NAME=v cmd`) is that command's environment and is not kept."""
+    k = 1 if command and command[0][0] in _DECLARE else 0
+    if k >= len(command) or not all(_ASSIGN.match(w) for w, _ in command[k:]):
+        return
+    for w, _ in command[k:]:
+        name, value = _ASSIGN.match(w).groups()
+        if name in once and "$" not in value and "`" not in value and (words := _shell_words(value)):
+            at, _ = loc.find(name + "=", first, stop)
+            strings[name] = _locate(loc, words, at, stop)
+    return True
+
+
+def _with_strings(command: list, strings: dict) -> list:
+    """The command with each `$NAME` / `${NAME}` of a kept string replaced by its words (as the
+    shell splits an unquoted expansion), and one inside a word by a one-word value."""
+    if not strings:
+        return command
+    out = []
+    for word, span in command:
+        m = _EXPANSION.fullmatch(word)
+        name = m and (m.group(1) or m.group(2))
+        if name in strings:
+            out.extend(strings[name])
+        elif "$" in word:
+            def one(m):
+                got = strings.get(m.group(1) or m.group(2))
+                return got[0][0] if got and len(got) == 1 else m.group(0)
+            out.append((_EXPANSION.sub(one, word), span))
+        else:
+            out.append((word, span))
     return out
 
 

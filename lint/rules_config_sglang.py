@@ -196,6 +196,15 @@ class SglangFa3ArchRange(ConfigRule):
              # an array set again before the launch: its last words count
              Example("ARGS=(--attention-backend fa3)\nARGS=(--attention-backend triton)\n"
                      'python -m sglang.launch_server --model-path m "${ARGS[@]}"\n', path="serve.sh", archs=("sm100",)),
+             # a variable set in two branches (or by a loop, or from another variable) has no one value
+             Example('if [ "$GPU" = h100 ]; then B=fa3; else B=triton; fi\n'
+                     "python -m sglang.launch_server --model-path m --attention-backend $B\n", path="serve.sh",
+                     archs=("sm100",)),
+             Example('B="${B:-fa3}"\npython -m sglang.launch_server --model-path m --attention-backend "$B"\n',
+                     path="serve.sh", archs=("sm100",)),
+             # an assignment before the command is its environment, not the shell's $B
+             Example("B=fa3 python -m sglang.launch_server --model-path m --attention-backend $B\n", path="serve.sh",
+                     archs=("sm100",)),
              # the key written last wins: the spread dict's fa3 is replaced
              Example(_PY + "config = dict(model_path='m', attention_backend='fa3')\n"
                      "sgl.Engine(**{**config, 'attention_backend': 'triton'})\n", archs=("sm100",))]
@@ -215,6 +224,13 @@ class SglangFa3ArchRange(ConfigRule):
         # options collected in a bash array and spliced into the launch (the fourteenth round's misses)
         Example("ARGS=(\n  --model-path m  # the model\n  --prefill-attention-backend fa3\n)\n"
                 'python -m sglang.launch_server "${ARGS[@]}"\n', path="serve.sh", archs=("sm100",)),
+        # options, or one backend, held in a shell variable set once and expanded in the launch
+        # (the eighteenth round's misses were of this form)
+        Example('OPTS="--attention-backend fa3 --page-size 16"\n'
+                "python -m sglang.launch_server --model-path m $OPTS\n", path="serve.sh", archs=("sm100",)),
+        Example("export BACKEND=fa3\n"
+                'python -m sglang.launch_server --model-path m --attention-backend "${BACKEND}"\n', path="serve.sh",
+                archs=("sm100",)),
         # a subclass of Engine takes Engine's settings, here from a dict spread into another (the
         # twelfth round's miss)
         Example(_PY + "class StageEngine(sgl.Engine):\n    run_scheduler_process_func = None\n\n"
