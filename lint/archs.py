@@ -36,9 +36,15 @@ def targets_rocm(source: bytes) -> bool:
 class FileArchs(NamedTuple):
     archs: tuple[str, ...]
     named: bool  # the archs are the GPUs the file names: a finding must hold on each (lint/rule.py)
+    assumed: bool = False  # neither the file nor the configuration names a GPU: DEFAULT_ARCHS stand in
 
 
-def file_archs(source: bytes, archs: tuple[str, ...]) -> FileArchs:
+# What an arch-dependent finding adds where its archs are assumed: the user should know the finding
+# is about GPUs nobody named, and how to name theirs.
+ASSUMED_NOTE = "no GPU named in the file or in gpu-archs: judged for the default archs"
+
+
+def file_archs(source: bytes, archs: tuple[str, ...] | None) -> FileArchs:
     """The NVIDIA archs the arch-dependent rules judge this file for. None in a file that targets
     ROCm or a DCU (the tenth round's DCU guide: CUDA's sm89 refusal reported on a gfx936); else,
     where the file names NVIDIA GPUs, the archs of those it names, `named`: a guide that says it
@@ -49,11 +55,14 @@ def file_archs(source: bytes, archs: tuple[str, ...]) -> FileArchs:
     finding on the configured archs needs only one. A guide with an NVIDIA and an AMD section is
     not judged. The named GPUs override --gpu-arch / gpu-archs too (the CLI keeps no mark of
     whether the archs were set or defaulted, and a file's own statement is more specific than the
-    project's list): the configured archs only stand for files that name no GPU."""
-    if not archs or targets_rocm(source):
+    project's list): the configured archs only stand for files that name no GPU. `archs` None: none
+    are configured, and DEFAULT_ARCHS stand in, `assumed`."""
+    if archs is not None and not archs or targets_rocm(source):
         return FileArchs((), False)
     named = named_archs(source)
-    return FileArchs(named, True) if named else FileArchs(tuple(archs), False)
+    if named:
+        return FileArchs(named, True)
+    return FileArchs(DEFAULT_ARCHS, False, True) if archs is None else FileArchs(tuple(archs), False)
 
 
 # NVIDIA GPU names -> the arch they are, for files that say which GPU they run on (file_archs).

@@ -583,7 +583,7 @@ def lint_commands(source: bytes, path: str, rules, archs: tuple[str, ...], texts
     """Findings for one shell script, Dockerfile, YAML, Markdown file or notebook (never raises on
     bad input). `archs`: the configured ones, which lint/archs.py file_archs turns into those this
     file is judged for; `pinned`: the project's pinned versions (lint/pins.py), below the file's own."""
-    from errkb.lint.engine import render, suppressions
+    from errkb.lint.engine import assumed_note, render, suppressions
     from errkb.lint.results import FileResult, Finding, unused_suppressions
 
     result = FileResult(path)
@@ -629,10 +629,11 @@ def lint_commands(source: bytes, path: str, rules, archs: tuple[str, ...], texts
                     used.setdefault(span.line, set()).add(rule.CODE)
                     continue
                 findings.append(Finding(path, span.line, span.col, rule.CODE, rule.NAME, rep.record,
-                                        render(rep, texts), span.end_line, span.end_col,
+                                        render(rep, texts, assumed_note(rule, judged)), span.end_line, span.end_col,
                                         span_fix(rule, rep, texts, text, starts)))
     if kind == "notebook":
-        findings += notebook_python(text, path, rules, judged.archs, texts, versions, {**(pinned or {}), **own})
+        findings += notebook_python(text, path, rules, None if judged.assumed else judged.archs, texts, versions,
+                                    {**(pinned or {}), **own})
     elif report_unused:  # (in a notebook a comment may belong to a Python cell: not reported there)
         findings += unused_suppressions(path, sup, used, "on this line")
     result.findings = sorted(set(findings))

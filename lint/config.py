@@ -25,7 +25,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from errkb.lint.archs import ALL_ARCHS, DEFAULT_ARCHS
+from errkb.lint.archs import ALL_ARCHS
 
 KEYS = {"gpu-archs", "select", "ignore", "exclude", "per-file-ignores", "report-unused-suppressions",
         "cache-dir", "file-timeout", "versions"}
@@ -39,7 +39,7 @@ class ConfigError(ValueError):
 
 @dataclass
 class Config:
-    archs: tuple[str, ...] = DEFAULT_ARCHS
+    archs: tuple[str, ...] | None = None  # None: not configured (DEFAULT_ARCHS, said in the findings)
     select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)

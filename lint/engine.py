@@ -24,7 +24,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from errkb.lint.analysis import ModuleIndex, module_name
-from errkb.lint.archs import file_archs
+from errkb.lint.archs import ASSUMED_NOTE, FileArchs, file_archs
 from errkb.lint.commands import lint_commands
 from errkb.lint.filekinds import is_command_file
 from errkb.lint.edits import resolve
@@ -50,7 +50,7 @@ class _Params(dict):
         raise KeyError(key)
 
 
-def render(report, texts: dict[str, RecordText]) -> str:
+def render(report, texts: dict[str, RecordText], note: str = "") -> str:
     rec = texts.get(report.record)
     if rec is None:
         words, cls = report.text or report.record, "Error"
@@ -63,7 +63,13 @@ def render(report, texts: dict[str, RecordText]) -> str:
             except (KeyError, IndexError, ValueError):
                 words = rec.message
     hint = f"; {report.hint}" if report.hint else ""
-    return f"{cls}: {words} (errkb record {report.record}{hint})"
+    note = f"; {note}" if note else ""
+    return f"{cls}: {words} (errkb record {report.record}{hint}{note})"
+
+
+def assumed_note(rule: Rule, judged: FileArchs) -> str:
+    """What an arch-dependent finding adds where no GPU was named (lint/archs.py ASSUMED_NOTE)."""
+    return ASSUMED_NOTE if judged.assumed and rule.ARCH_DEPENDENT else ""
 
 
 def prefilter_tokens(rules: list[Rule]) -> Tokens:
@@ -297,7 +303,7 @@ def lint_source(source: bytes, path: str, rules: list[Rule], archs=DEFAULT_ARCHS
             if rep.fix is not None and starts is None:
                 starts = line_starts(decode_source(source)[0])
             findings.append(Finding(path, line, pos.start.column + 1, rule.CODE, rule.NAME, rep.record,
-                                    render(rep, texts), pos.end.line, pos.end.column + 1,
+                                    render(rep, texts, assumed_note(rule, judged)), pos.end.line, pos.end.column + 1,
                                     _fix(rule, rep, texts, positions, starts)))
     if report_unused:
         findings += unused_suppressions(path, sup, used, "in this statement")

@@ -153,7 +153,7 @@ _W: dict = {}  # this worker's state for the current run, set afresh by _init at
 def _init(rows: dict[str, RuleRow], archs, texts: RecordTexts, report_unused, cache_dir, key,
           file_timeout, versions, root=".", pin_dirs=None) -> None:
     _W.clear()
-    _W.update(rows=rows, archs=tuple(archs), texts=texts, report_unused=report_unused, cache_dir=cache_dir,
+    _W.update(rows=rows, archs=archs if archs is None else tuple(archs), texts=texts, report_unused=report_unused, cache_dir=cache_dir,
               key=key, timeout=file_timeout, tokens=tokens_of(r.prefilter for r in rows.values()),
               versions=dict(versions), root=str(root), pin_dirs=pin_dirs)
 
@@ -278,7 +278,7 @@ def _setup(cfg: Config, codes: list[str], texts: RecordTexts, use_cache: bool,
 
         rows = rule_table(cache_dir)
     rows = {c: rows[c] for c in codes}
-    key = json.dumps([linter_fingerprint(), sorted(cfg.archs), cfg.report_unused, sorted(cfg.versions.items()),
+    key = json.dumps([linter_fingerprint(), cfg.archs and sorted(cfg.archs), cfg.report_unused, sorted(cfg.versions.items()),
                       texts.digest()])
     return (rows, cfg.archs, texts, cfg.report_unused, cache_dir, key, cfg.file_timeout, cfg.versions,
             cfg.root, pin_dirs)

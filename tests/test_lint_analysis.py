@@ -100,7 +100,7 @@ def test_arch_dependent_rules_follow_the_configured_archs():
 def test_rocm_and_dcu_targets_are_recognised(text):
     from errkb.lint.archs import file_archs
 
-    assert file_archs(text.encode(), ("sm80", "sm90")) == ((), False)
+    assert file_archs(text.encode(), ("sm80", "sm90")) == ((), False, False)
 
 
 # mentions, not targets: CUDA guides name ROCm as an alternative, CUDA files set the ROCm-only
@@ -113,7 +113,7 @@ def test_rocm_and_dcu_targets_are_recognised(text):
 def test_mentions_of_rocm_keep_the_nvidia_archs(text):
     from errkb.lint.archs import file_archs
 
-    assert file_archs(text.encode(), ("sm80", "sm90")) == (("sm80", "sm90"), False)
+    assert file_archs(text.encode(), ("sm80", "sm90")) == (("sm80", "sm90"), False, False)
 
 
 # GPU names as the held-out rounds' files write them (lint/archs.py GPU_NAMES): prose, tables,
@@ -135,7 +135,7 @@ def test_named_gpus_map_to_their_archs(text, archs):
     from errkb.lint.archs import file_archs, named_archs
 
     assert named_archs(text.encode()) == archs
-    assert file_archs(text.encode(), ("sm80", "sm90")) == (archs, True)
+    assert file_archs(text.encode(), ("sm80", "sm90")) == (archs, True, False)
 
 
 # architecture generations stand for their first arch, only where no card of theirs is named (the
@@ -166,7 +166,7 @@ def test_words_that_are_not_gpus_keep_the_configured_archs(text):
     from errkb.lint.archs import file_archs, named_archs
 
     assert named_archs(text.encode()) == ()
-    assert file_archs(text.encode(), ("sm80", "sm90")) == (("sm80", "sm90"), False)
+    assert file_archs(text.encode(), ("sm80", "sm90")) == (("sm80", "sm90"), False, False)
 
 
 def test_a_name_inside_a_longer_one_is_that_one():
@@ -180,7 +180,7 @@ def test_a_name_inside_a_longer_one_is_that_one():
 def test_rocm_evidence_wins_over_named_gpus():
     from errkb.lint.archs import file_archs
 
-    assert file_archs(b"MI300X, not H100\nexport HIP_VISIBLE_DEVICES=0", ("sm80", "sm90")) == ((), False)
+    assert file_archs(b"MI300X, not H100\nexport HIP_VISIBLE_DEVICES=0", ("sm80", "sm90")) == ((), False, False)
 
 
 def test_a_lint_run_leaves_no_state_behind(tmp_path):

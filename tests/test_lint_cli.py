@@ -83,6 +83,24 @@ def test_arch_config_narrows_arch_dependent_rules(tmp_path, capsys):
     assert lint(tmp_path, "--gpu-arch", "sm90,sm100", "--no-cache", capsys=capsys)[0] == 1
 
 
+def test_an_arch_dependent_finding_says_when_no_gpu_was_named(tmp_path, capsys):
+    """Where neither the file nor the configuration names a GPU, the default archs stand in and the
+    finding says so; a file or a project that names its GPUs gets no such note."""
+    from errkb.lint.archs import ASSUMED_NOTE
+
+    launch = "python -m sglang.launch_server --model-path m --attention-backend fa3\n"
+    (tmp_path / "serve.sh").write_text(launch)
+    rc, out, _ = lint(tmp_path, "--no-cache", capsys=capsys)
+    assert rc == 1 and "EKB703" in out and ASSUMED_NOTE in out
+    rc, out, _ = lint(tmp_path, "--no-cache", "--gpu-arch", "sm100", capsys=capsys)
+    assert rc == 1 and "EKB703" in out and ASSUMED_NOTE not in out
+    (tmp_path / "serve.sh").write_text("# on a B200\n" + launch)
+    rc, out, _ = lint(tmp_path, "--no-cache", capsys=capsys)
+    assert rc == 1 and "EKB703" in out and ASSUMED_NOTE not in out
+    (tmp_path / "serve.sh").write_text("# on an H100\n" + launch)
+    assert lint(tmp_path, "--no-cache", capsys=capsys)[0] == 0
+
+
 def test_inline_suppression_and_unused_suppressions(tmp_path, capsys):
     code = BAD.replace("k=k_new)\n", "k=k_new)  # errkb: ignore[EKB101]\n")
     code = code.replace("is_causal=True)\n", "is_causal=True)  # errkb: ignore\n") + "x = 1  # errkb: ignore[EKB201]\n"
