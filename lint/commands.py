@@ -115,7 +115,7 @@ def shell_launches(loc: _Locator, start: int, end: int) -> list[Launch]:
 
 # a shell variable set once to a string and expanded in a launch: ARGS="--attention-backend fa3" ... $ARGS
 _EXPANSION = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
-_SET_ANYHOW = re.compile(r"(?:^|[\s;&|(`])(?:([A-Za-z_][A-Za-z0-9_]*)\+?=|read\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_]*)"
+_SETS = re.compile(r"(?:^|[\s;&|(`])(?:([A-Za-z_][A-Za-z0-9_]*)\+?=|read\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_]*)"
                          r"|for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b)")
 
 
@@ -124,7 +124,7 @@ def _set_once(text: str) -> set[str]:
     `for NAME in`, `+=`): only such a variable has one value a reader can know without running
     the script (one set in two branches of an `if` has two)."""
     counts: dict[str, int] = {}
-    for m in _SET_ANYHOW.finditer(text):
+    for m in _SETS.finditer(text):
         name = m.group(1) or m.group(2) or m.group(3)
         counts[name] = counts.get(name, 0) + (1 if m.group(1) and "+=" not in m.group(0) else 2)
     return {name for name, n in counts.items() if n == 1}
@@ -143,7 +143,6 @@ def _keep_strings(command: list, strings: dict, once: set[str], loc, first: int,
         if name in once and "$" not in value and "`" not in value and (words := _shell_words(value)):
             at, _ = loc.find(name + "=", first, stop)
             strings[name] = _locate(loc, words, at, stop)
-    return True
 
 
 def _with_strings(command: list, strings: dict) -> list:
@@ -151,19 +150,19 @@ def _with_strings(command: list, strings: dict) -> list:
     shell splits an unquoted expansion), and one inside a word by a one-word value."""
     if not strings:
         return command
+
+    def one_word(m: re.Match) -> str:
+        got = strings.get(m.group(1) or m.group(2))
+        return got[0][0] if got and len(got) == 1 else m.group(0)
+
     out = []
     for word, span in command:
         m = _EXPANSION.fullmatch(word)
         name = m and (m.group(1) or m.group(2))
         if name in strings:
             out.extend(strings[name])
-        elif "$" in word:
-            def one(m):
-                got = strings.get(m.group(1) or m.group(2))
-                return got[0][0] if got and len(got) == 1 else m.group(0)
-            out.append((_EXPANSION.sub(one, word), span))
         else:
-            out.append((word, span))
+            out.append((_EXPANSION.sub(one_word, word) if "$" in word else word, span))
     return out
 
 
@@ -578,7 +577,7 @@ def span_fix(rule, rep, texts, text: str, starts: list[int]):
     return Fix(rep.fix.title, rep.fix.safe, number, tuple(edits))
 
 
-def lint_commands(source: bytes, path: str, rules, archs: tuple[str, ...], texts, versions=None,
+def lint_commands(source: bytes, path: str, rules, archs: tuple[str, ...] | None, texts, versions=None,
                   report_unused=False, pinned=None):
     """Findings for one shell script, Dockerfile, YAML, Markdown file or notebook (never raises on
     bad input). `archs`: the configured ones, which lint/archs.py file_archs turns into those this
