@@ -145,6 +145,13 @@ def _collect(index: ModuleIndex) -> list[Launch]:
     return launches
 
 
+def _is_sys_executable(node) -> bool:
+    """`sys.executable`, which starts a launcher list as often as "python" (lint/pyfacts.py reads
+    it the same way for the screen)."""
+    return (isinstance(node, cst.Attribute) and node.attr.value == "executable"
+            and isinstance(node.value, cst.Name) and node.value.value == "sys")
+
+
 def _string(node) -> str | None:
     if isinstance(node, cst.SimpleString):
         try:
@@ -202,7 +209,7 @@ class _LiteralWalker(_Walker):
             if isinstance(el, cst.StarredElement):
                 words.append((UNKNOWN, el))
             else:
-                v = _string(el.value)
+                v = "python" if _is_sys_executable(el.value) else _string(el.value)
                 words.append((v if v is not None else UNKNOWN, el.value))
         found = launcher([w if isinstance(w, str) else "" for w, _ in words])
         if found:

@@ -28,11 +28,17 @@ _STARTS_SERVER = {tool: re.compile(rf"{tool}\s+serve|\s-m\s+(?:"
 _SHELL_QUOTING = str.maketrans("", "", "'\"\\")
 
 
+def _is_sys_executable(e: ast.AST) -> bool:
+    """`sys.executable`: the interpreter a launcher list starts with as often as "python"."""
+    return type(e) is ast.Attribute and e.attr == "executable" and type(e.value) is ast.Name and e.value.id == "sys"
+
+
 def word_launches(elements: list) -> set[str]:
     """The tools launcher() finds starting at any word of a list, tuple or with-items (CPython
     joins `"a" "b"` into one word where libcst sees none: the launchers libcst finds are among
     these)."""
-    words = [e.value if type(e) is ast.Constant and type(e.value) is str else "" for e in elements]
+    words = [e.value if type(e) is ast.Constant and type(e.value) is str else "python" if _is_sys_executable(e)
+             else "" for e in elements]
     found: set[str] = set()
     if not any(words):
         return found

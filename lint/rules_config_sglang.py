@@ -236,6 +236,9 @@ class SglangFa3ArchRange(ConfigRule):
         Example(_PY + "class StageEngine(sgl.Engine):\n    run_scheduler_process_func = None\n\n"
                 "config = dict(model_path='m', attention_backend='fa3')\nStageEngine(**{**config, 'port': 1})\n",
                 archs=("sm100",)),
+        # a launcher list that starts with the running interpreter
+        Example("import subprocess, sys\nsubprocess.Popen([sys.executable, '-m', 'sglang.launch_server', "
+                "'--model-path', 'm', '--attention-backend', 'fa3'])", archs=("sm100",)),
         Example(_GUIDE.format(gpu="RTX 5090", flags="--attention-backend fa3"), path="guide.md"),
         Example(_GUIDE.format(gpu="GPUs", flags="--attention-backend fa3"), path="guide.md"),  # no GPU named: the defaults
         Example("FROM lmsysorg/sglang:latest\n"
