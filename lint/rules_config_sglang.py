@@ -24,7 +24,8 @@ _PY = "import sglang as sgl\n"
 # mentions attention_backend in hundreds of files that launch nothing)
 LAUNCH_PREFILTER = ((b"ServerArgs(", b"attention_backend"), (b"Engine(", b"attention_backend"),
                     (b"launch_server", b"attention-backend"), (b"serve", b"attention-backend"),
-                    (b"one_batch", b"attention-backend"))
+                    (b"one_batch", b"attention-backend"),
+                    (b".sglang.", b"attention_backend"), (b"--sglang-", b"attention-backend"))  # frameworks
 _SH = "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct"
 
 
@@ -205,6 +206,9 @@ class SglangFa3ArchRange(ConfigRule):
              # an assignment before the command is its environment, not the shell's $B
              Example("B=fa3 python -m sglang.launch_server --model-path m --attention-backend $B\n", path="serve.sh",
                      archs=("sm100",)),
+             # a framework override from a variable is known only at run time
+             Example("python3 -m verl.trainer.main_ppo +sglang.attention_backend=${SGLANG_ATTENTION_BACKEND}\n",
+                     path="train.sh", archs=("sm100",)),
              # the key written last wins: the spread dict's fa3 is replaced
              Example(_PY + "config = dict(model_path='m', attention_backend='fa3')\n"
                      "sgl.Engine(**{**config, 'attention_backend': 'triton'})\n", archs=("sm100",))]
@@ -224,6 +228,15 @@ class SglangFa3ArchRange(ConfigRule):
         # options collected in a bash array and spliced into the launch (the fourteenth round's misses)
         Example("ARGS=(\n  --model-path m  # the model\n  --prefill-attention-backend fa3\n)\n"
                 'python -m sglang.launch_server "${ARGS[@]}"\n', path="serve.sh", archs=("sm100",)),
+        # a framework passing SGLang's engine arguments on: verl's and AReaL's Hydra overrides,
+        # slime's prefixed flags (the twenty-second round's files were the first two)
+        Example("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=sglang \\\n"
+                "    +actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=fa3\n", path="train.sh",
+                archs=("sm100",)),
+        Example("python3 -m areal.launcher.local gsm8k_grpo.py actor.sglang.attention_backend=fa3\n",
+                path="train.sh", archs=("sm120",)),
+        Example("python3 train.py --sglang-attention-backend fa3 --sglang-mem-fraction-static 0.7\n",
+                path="train.sh", archs=("sm100",)),
         # options, or one backend, held in a shell variable set once and expanded in the launch
         # (the eighteenth round's misses were of this form)
         Example('OPTS="--attention-backend fa3 --page-size 16"\n'
