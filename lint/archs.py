@@ -8,13 +8,14 @@ from typing import NamedTuple
 ALL_ARCHS = ("sm70", "sm75", "sm80", "sm86", "sm89", "sm90", "sm100", "sm103", "sm110", "sm120", "sm121")
 DEFAULT_ARCHS = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm120")
 
-# What shows that a file runs on an AMD ROCm GPU or a Hygon DCU (HIP under Hygon's DTK), where
-# NVIDIA compute capabilities mean nothing. Only what a file sets or runs to use that platform,
-# read from the ROCm and DCU files of the held-out rounds: a bare "ROCm" is a mention (CUDA guides
+# What shows that a file runs on an accelerator other than NVIDIA's: an AMD ROCm GPU, a Hygon DCU/HCU
+# (HIP under Hygon's DTK) or a Baidu Kunlun XPU, where NVIDIA compute capabilities mean nothing.
+# Mostly what a file sets or runs to use that platform, read from the held-out rounds' files for
+# them: a bare "ROCm" is a mention (CUDA guides
 # name it as an alternative), and VLLM_USE_TRITON_FLASH_ATTN, read only on ROCm, is also set in
 # CUDA files (the ninth round's A30 Dockerfile and GH200 notes). Each pattern starts with a literal,
 # which re finds fast (one alternation of them all scanned 1 MB in 100 ms, these in 15).
-ROCM_EVIDENCE = tuple(re.compile(p) for p in (
+NON_NVIDIA_EVIDENCE = tuple(re.compile(p) for p in (
     rb"rocm/(?<![\w./-]rocm/)[a-z]", rb"docker\.io/rocm/",  # AMD's images: rocm/vllm(-dev), rocm/sglang, rocm/pytorch
     rb"lmsysorg/sglang:[\w.-]*rocm",  # SGLang's ROCm tags (v0.4.6.post5-rocm630)
     rb"Dockerfile\.rocm\b",  # vLLM's ROCm image build
@@ -25,12 +26,16 @@ ROCM_EVIDENCE = tuple(re.compile(p) for p in (
     rb"gfx(?:9\d[\da-f]|1[0-2]\d[\da-f])\b",  # AMD GPU archs (gfx90a, gfx942, gfx936, gfx1100)
     rb"rocm(?:-smi|info)\b", rb"amd-smi\b", rb"hipcc\b",
     rb"VLLM_ROCM_\w", rb"ROCM_AITER_\w", rb"ROCM_ATTN\b",  # vLLM's ROCm-only variables and backends
+    # Hygon's name for its DCUs in its own scripts ("eight HCU devices"; the twenty-third round), in capitals
+    rb"HCU(?<![A-Za-z0-9_]HCU)s?(?![A-Za-z0-9_])",
+    # Kunlun's compiler runtime and collective library settings, its device list (the twenty-third round)
+    rb"XMLIR_[A-Z]", rb"BKCL_[A-Z]", rb"XPU_VISIBLE_DEVICES\b",
 ))
 
 
-def targets_rocm(source: bytes) -> bool:
-    """Whether the file shows an AMD ROCm or Hygon DCU target anywhere (ROCM_EVIDENCE)."""
-    return any(p.search(source) for p in ROCM_EVIDENCE)
+def targets_non_nvidia(source: bytes) -> bool:
+    """Whether the file shows an AMD ROCm, Hygon DCU or Kunlun XPU target anywhere (NON_NVIDIA_EVIDENCE)."""
+    return any(p.search(source) for p in NON_NVIDIA_EVIDENCE)
 
 
 class FileArchs(NamedTuple):
@@ -57,7 +62,7 @@ def file_archs(source: bytes, archs: tuple[str, ...] | None) -> FileArchs:
     whether the archs were set or defaulted, and a file's own statement is more specific than the
     project's list): the configured archs only stand for files that name no GPU. `archs` None: none
     are configured, and DEFAULT_ARCHS stand in, `assumed`."""
-    if archs is not None and not archs or targets_rocm(source):
+    if archs is not None and not archs or targets_non_nvidia(source):
         return FileArchs((), False)
     named = named_archs(source)
     if named:

@@ -73,7 +73,10 @@ def _logical_lines(text: str, start: int, end: int):
 
 
 def _shell_words(chunk: str) -> list[str] | None:
-    lex = shlex.shlex(chunk.replace("\\\n", " "), posix=True, punctuation_chars=";&|()")
+    chunk = chunk.replace("\\\n", " ")
+    if chunk.endswith("\\") and not chunk.endswith("\\\\"):  # a continuation with no line after it: the
+        chunk = chunk[:-1]  # shell runs the command (the twenty-third round's file ends so)
+    lex = shlex.shlex(chunk, posix=True, punctuation_chars=";&|()")
     lex.whitespace_split = True
     lex.commenters = "#"
     try:

@@ -37,7 +37,7 @@ def rule_page(cls, data_dir: Path) -> str:
     if cls.ARCH_DEPENDENT:
         out += ["Fires only for the configured target GPU archs (--gpu-arch / gpu-archs), or, in a file that",
                 "names NVIDIA GPUs, for theirs (lint/archs.py GPU_NAMES), and not in a file that shows an AMD",
-                "ROCm or Hygon DCU target (lint/archs.py ROCM_EVIDENCE).", ""]
+                "ROCm, Hygon DCU or Kunlun XPU target (lint/archs.py NON_NVIDIA_EVIDENCE).", ""]
     out.append("Prevents:")
     for rid in cls.RECORDS:
         r = recs.get(rid)

@@ -206,6 +206,10 @@ class SglangFa3ArchRange(ConfigRule):
              # an assignment before the command is its environment, not the shell's $B
              Example("B=fa3 python -m sglang.launch_server --model-path m --attention-backend $B\n", path="serve.sh",
                      archs=("sm100",)),
+             # a script for Hygon HCUs or Kunlun XPUs (the twenty-third round): NVIDIA archs mean nothing there
+             Example("# on eight HCU devices\npython3 train.py --sglang-attention-backend fa3\n", path="train.sh"),
+             Example("export XMLIR_ENABLE_FAST_FC=1\npython3 train.py --sglang-mm-attention-backend fa3\n",
+                     path="train.sh"),
              # a framework override from a variable is known only at run time
              Example("python3 -m verl.trainer.main_ppo +sglang.attention_backend=${SGLANG_ATTENTION_BACKEND}\n",
                      path="train.sh", archs=("sm100",)),
@@ -237,6 +241,10 @@ class SglangFa3ArchRange(ConfigRule):
                 path="train.sh", archs=("sm120",)),
         Example("python3 train.py --sglang-attention-backend fa3 --sglang-mem-fraction-static 0.7\n",
                 path="train.sh", archs=("sm100",)),
+        # a script whose last line continues with a backslash and no line after it still runs (the
+        # twenty-third round's verl script)
+        Example("A=(\n  +x.engine_kwargs.sglang.attention_backend=fa3\n)\n"
+                "python3 -m verl.trainer.main_ppo \\\n    ${A[@]} \\", path="train.sh", archs=("sm100",)),
         # options, or one backend, held in a shell variable set once and expanded in the launch
         # (the eighteenth round's misses were of this form)
         Example('OPTS="--attention-backend fa3 --page-size 16"\n'

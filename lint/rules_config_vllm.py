@@ -273,7 +273,7 @@ class VllmTritonFp8KvBeforeSm89(ConfigRule):
                 versions=(("vllm", "0.16.0"),)),
         Example(_PY + "LLM(model='m', kv_cache_dtype='fp8')", archs=("sm70",), versions=(("vllm", "0.16.0"),)),
         # a file that targets an AMD ROCm GPU or a Hygon DCU is not judged by CUDA's compute capability
-        # (the tenth held-out round's DCU guide; lint/archs.py ROCM_EVIDENCE)
+        # (the tenth held-out round's DCU guide; lint/archs.py NON_NVIDIA_EVIDENCE)
         Example(_GUIDE.format(gpu="Hygon DCU BW10 (gfx936)",
                               install="pip install vllm-0.23.0+das.dtk2604-cp310-cp310-linux_x86_64.whl"),
                 path="guide.md"),

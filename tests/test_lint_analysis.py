@@ -96,8 +96,11 @@ def test_arch_dependent_rules_follow_the_configured_archs():
     "-e ROCR_VISIBLE_DEVICES=0", "-e HSA_OVERRIDE_GFX_VERSION=11.0.0", "ENV PYTORCH_ROCM_ARCH=gfx942",
     "Hygon DCU BW10 (gfx936)", "export GPU_ARCHS=gfx950", "gfx90a", "gfx1100", "rocm-smi --showclocks", "rocminfo | grep gfx",
     "hipcc -O3 kernel.cpp", "export VLLM_ROCM_USE_AITER=1", "--attention-backend ROCM_AITER_UNIFIED_ATTN",
+    # Hygon's own scripts name the device HCU; Kunlun XPU settings (the twenty-third round)
+    "PPO actor/critic and rollout colocated on eight HCU devices", "fit on each 144 GB HCU,",
+    "export XMLIR_ENABLE_FAST_FC=1", 'export BKCL_RDMA_NICS="eth1"', "XPU_VISIBLE_DEVICES=0,1",
 ])
-def test_rocm_and_dcu_targets_are_recognised(text):
+def test_non_nvidia_targets_are_recognised(text):
     from errkb.lint.archs import file_archs
 
     assert file_archs(text.encode(), ("sm80", "sm90")) == ((), False, False)
@@ -109,6 +112,7 @@ def test_rocm_and_dcu_targets_are_recognised(text):
     "ROCm and CPU use their own selection logic", "Supported on CUDA and ROCm/Vulkan", "ENV VLLM_USE_TRITON_FLASH_ATTN=0",
     "if torch.version.hip:", "rocm_available=False", '"ROCMExecutionProvider"', "import pandas",
     "vllm/attention/backends/rocm/flash.py", "sm_90a, compute_89", "vllm serve m --kv-cache-dtype fp8",
+    "SCHCU", "hcu_path = x", "HCUDA", "the XMLIR paper",
 ])
 def test_mentions_of_rocm_keep_the_nvidia_archs(text):
     from errkb.lint.archs import file_archs
