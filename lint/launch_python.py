@@ -11,7 +11,7 @@ import shlex
 import libcst as cst
 
 from errkb.lint.analysis import UNKNOWN, ModuleIndex, QualName, _Walker
-from errkb.lint.launch import Launch, Setting, env_launch, launcher, parse_options
+from errkb.lint.launch import Launch, Setting, env_launch, framework_launches, launcher, parse_options
 
 # calls whose keyword arguments are engine settings (names read from vllm 0.6-0.34, sglang 0.3-0.5.23)
 VLLM_CALLS = frozenset({
@@ -214,6 +214,8 @@ class _LiteralWalker(_Walker):
         found = launcher([w if isinstance(w, str) else "" for w, _ in words])
         if found:
             self.launches.append(parse_options(found[0], words, found[1], found[2]))
+        else:  # a framework's argv list that passes engine arguments on (["--sglang-attention-backend", "fa3"])
+            self.launches.extend(framework_launches(words))
 
     def visit_Expr(self, node: cst.Expr) -> bool:
         # a bare string statement is a docstring or a comment: not a command
@@ -230,6 +232,8 @@ class _LiteralWalker(_Walker):
         found = launcher(values)
         if found:
             self.launches.append(parse_options(found[0], [(v, node) for v in values], found[1], found[2]))
+        else:  # a framework's options in a string ("--sglang-attention-backend fa3 "; the twenty-third round)
+            self.launches.extend(framework_launches([(v, node) for v in values]))
 
 
 __all__ = ["python_launches"]

@@ -15,7 +15,7 @@ import re
 from typing import Iterable
 
 from errkb.lint.analysis import relative_base
-from errkb.lint.launch import MODULES, launcher
+from errkb.lint.launch import MODULES, framework_tools, launcher
 
 _NAMES = (ast.Name, ast.Attribute)
 _NONE = type(None)
@@ -42,6 +42,9 @@ def word_launches(elements: list) -> set[str]:
     found: set[str] = set()
     if not any(words):
         return found
+    for w in words:  # a framework's argv list passing engine arguments on (launch.framework_launches)
+        if "sglang" in w or "vllm" in w:
+            found |= framework_tools(w.translate(_SHELL_QUOTING))
     i = 0
     while (got := launcher(words[i:])) is not None:
         found.add(got[0])
@@ -170,6 +173,7 @@ class ModuleFacts:
         if "vllm" in v or "sglang" in v:
             plain = v.translate(_SHELL_QUOTING)
             tools = {t for t, starts in _STARTS_SERVER.items() if t in v and starts.search(plain)}
+            tools |= framework_tools(plain)
             self.literal_tools |= tools
             return bool(tools)
         return False

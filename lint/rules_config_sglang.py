@@ -241,6 +241,10 @@ class SglangFa3ArchRange(ConfigRule):
                 path="train.sh", archs=("sm120",)),
         Example("python3 train.py --sglang-attention-backend fa3 --sglang-mem-fraction-static 0.7\n",
                 path="train.sh", archs=("sm100",)),
+        # slime's options in Python: string pieces of a training command, an argv list (the twenty-third round)
+        Example('TRAIN_ARGS = (\n    "--actor-num-nodes 1 "\n    "--sglang-attention-backend fa3 "\n)\n', archs=("sm100",)),
+        Example('import subprocess\n\ndef run():\n    subprocess.run(["python3", "train.py", '
+                '"--sglang-attention-backend", "fa3"])\n', archs=("sm100",)),
         # a script whose last line continues with a backslash and no line after it still runs (the
         # twenty-third round's verl script)
         Example("A=(\n  +x.engine_kwargs.sglang.attention_backend=fa3\n)\n"
