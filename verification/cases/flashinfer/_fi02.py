@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 
+from errkb.verify.case import Refuted
 from verification.cases import _abi_wheels as abi
 from verification.cases import _builds as b
 from verification.cases import _venv
@@ -179,3 +180,20 @@ def past_binder(got: dict, binder: str) -> None:
     the refusal); anything later (the plan's host code needs a GPU) is past it."""
     if got["raised"] and binder in got["raised"][1]:
         raise _venv.exception_class(got["raised"][0])(got["raised"][1])
+
+
+def plan_fits(ctx, sglang: str, flashinfer: str, binder: str) -> dict:
+    """The fixes' check: SGLang `sglang`'s plan call under FlashInfer `flashinfer` gets past torch's binder
+    (`binder`: the refusal's text), passing as many values as the op's schema has."""
+    got = sglang_plan(ctx, sglang, flashinfer)
+    ctx.call(past_binder, got, binder)
+    if got["sglang_passes"] != [got["schema_args"]]:
+        raise Refuted(f"SGLang {sglang} passes {got['sglang_passes']} values, FlashInfer {flashinfer}'s plan schema "
+                      f"has {got['schema_args']}")
+    return got
+
+
+def require_pin(ctx, sglang: str, flashinfer: str) -> None:
+    """Refute a fix that rests on SGLang `sglang` pinning FlashInfer `flashinfer` when its METADATA does not."""
+    if pinned(ctx, sglang) != flashinfer:
+        raise Refuted(f"sglang {sglang} does not pin flashinfer_python {flashinfer}")

@@ -18,7 +18,6 @@ plan's host code then needs a GPU: noted).
 fix_2: keep FlashInfer 0.2.3 and install SGLang 0.4.6.post1, whose METADATA pins it: its fast_decode_plan passes 16
 values and gets past the binder."""
 
-from errkb.verify.case import Refuted
 from verification.cases import _venv
 from verification.cases.flashinfer import _fi02
 
@@ -33,18 +32,9 @@ def reproduce(ctx):
 
 
 def fix_1(ctx):
-    pin = _fi02.pinned(ctx, "0.4.6.post2")
-    got = _fi02.sglang_plan(ctx, "0.4.6.post2", pin)
-    ctx.call(_fi02.past_binder, got, BINDER)
-    if got["sglang_passes"] != [got["schema_args"]]:
-        raise Refuted(f"SGLang 0.4.6.post2 passes {got['sglang_passes']} values, FlashInfer {pin}'s schema has "
-                      f"{got['schema_args']}")
+    _fi02.plan_fits(ctx, "0.4.6.post2", _fi02.pinned(ctx, "0.4.6.post2"), BINDER)
 
 
 def fix_2(ctx):
-    if _fi02.pinned(ctx, "0.4.6.post1") != "0.2.3":
-        raise Refuted("sglang 0.4.6.post1 does not pin flashinfer_python 0.2.3")
-    got = _fi02.sglang_plan(ctx, "0.4.6.post1", "0.2.3")
-    ctx.call(_fi02.past_binder, got, BINDER)
-    if got["sglang_passes"] != [got["schema_args"]]:
-        raise Refuted(f"SGLang 0.4.6.post1 passes {got['sglang_passes']} values, the schema has {got['schema_args']}")
+    _fi02.require_pin(ctx, "0.4.6.post1", "0.2.3")
+    _fi02.plan_fits(ctx, "0.4.6.post1", "0.2.3", BINDER)

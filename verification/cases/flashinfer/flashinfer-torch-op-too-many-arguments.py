@@ -19,7 +19,6 @@ fix_1: FlashInfer 0.2.3, the release SGLang 0.4.6.post1's METADATA pins: the sam
 fix_2: SGLang 0.4.6.post2 (METADATA pins flashinfer_python 0.2.5) with FlashInfer 0.2.5: its fast_decode_plan
 passes 15 values and gets past the binder."""
 
-from errkb.verify.case import Refuted
 from verification.cases import _venv
 from verification.cases.flashinfer import _fi02
 
@@ -34,16 +33,9 @@ def reproduce(ctx):
 
 
 def fix_1(ctx):
-    got = _fi02.sglang_plan(ctx, "0.4.6.post1", _fi02.pinned(ctx, "0.4.6.post1"))
-    ctx.call(_fi02.past_binder, got, BINDER)
-    if got["schema_args"] != 16:
-        raise Refuted(f"the pinned FlashInfer's plan takes {got['schema_args']} arguments, not the 16 SGLang passes")
+    _fi02.plan_fits(ctx, "0.4.6.post1", _fi02.pinned(ctx, "0.4.6.post1"), BINDER)
 
 
 def fix_2(ctx):
-    if _fi02.pinned(ctx, "0.4.6.post2") != "0.2.5":
-        raise Refuted("sglang 0.4.6.post2 does not pin flashinfer_python 0.2.5")
-    got = _fi02.sglang_plan(ctx, "0.4.6.post2", "0.2.5")
-    ctx.call(_fi02.past_binder, got, BINDER)
-    if got["sglang_passes"] != [got["schema_args"]]:
-        raise Refuted(f"SGLang 0.4.6.post2 passes {got['sglang_passes']} values, the schema has {got['schema_args']}")
+    _fi02.require_pin(ctx, "0.4.6.post2", "0.2.5")
+    _fi02.plan_fits(ctx, "0.4.6.post2", "0.2.5", BINDER)

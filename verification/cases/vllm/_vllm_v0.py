@@ -108,7 +108,9 @@ TORCH_NOTE = ("stand-in: torch.cuda.get_device_capability() answered {cap} too (
               "which FlashAttention versions this GPU runs)")
 
 # The child's first lines: the NVML stand-in, the log keeper and the reporting helpers. ARGS comes from the
-# environment (ERRKB_VLLM_ARGS): "cap", "torch_cap" and the step's own arguments.
+# environment (ERRKB_VLLM_ARGS): "cap", "torch_cap" and the step's own arguments. The after-import hook has
+# the shape of errkb.verify.pretend's but is written out here: the child runs in the release's own uv
+# environment, where errkb is not installed, and patches NVML only (pretend.py also answers torch's queries).
 PRELUDE = r'''
 import importlib.abc, json, logging, os, sys, traceback
 ARGS = json.loads(os.environ["ERRKB_VLLM_ARGS"])
