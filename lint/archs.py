@@ -26,8 +26,9 @@ NON_NVIDIA_EVIDENCE = tuple(re.compile(p) for p in (
     rb"gfx(?:9\d[\da-f]|1[0-2]\d[\da-f])\b",  # AMD GPU archs (gfx90a, gfx942, gfx936, gfx1100)
     rb"rocm(?:-smi|info)\b", rb"amd-smi\b", rb"hipcc\b",
     rb"VLLM_ROCM_\w", rb"ROCM_AITER_\w", rb"ROCM_ATTN\b",  # vLLM's ROCm-only variables and backends
-    # Hygon's name for its DCUs in its own scripts ("eight HCU devices"; the twenty-third round), in capitals
-    rb"HCU(?<![A-Za-z0-9_]HCU)s?(?![A-Za-z0-9_])",
+    # Hygon's name for its DCUs in its own scripts ("eight HCU devices"; the twenty-third round), in capitals,
+    # also inside a name (VERL_HCU_MODEL_ROOT) or a path (verl-hcu-ci; the twenty-fourth round)
+    rb"HCU(?<![A-Za-z0-9]HCU)s?(?![A-Za-z0-9])", rb"hcu(?<=[-_/]hcu)[-_/]",
     # Kunlun's compiler runtime and collective library settings, its device list (the twenty-third round)
     rb"XMLIR_[A-Z]", rb"BKCL_[A-Z]", rb"XPU_VISIBLE_DEVICES\b",
 ))

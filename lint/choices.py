@@ -93,12 +93,22 @@ def _known_names() -> frozenset[str]:
                      for fact in _NAME_FACTS if facts.get(fact) for c in facts[fact]["choices"])
 
 
+# Names this short are acronyms (fa3, nsa, hsa): a changed letter is another word, not a typo, so
+# only a changed, added or dropped digit or separator counts as one edit (fa2 for fa3, fa for fa3),
+# after the twenty-fourth held-out round met a fork's `hsa` next to SGLang's `nsa` and `qsa`.
+SHORT_NAME = 4
+
+
 def _one_edit(a: str, b: str) -> bool:
-    """Whether `a` becomes `b` by changing, adding or dropping one character."""
+    """Whether `a` becomes `b` by changing, adding or dropping one character (in a short name, one
+    that is not a letter)."""
     if abs(len(a) - len(b)) > 1:
         return False
     i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    return a[i + 1:] == b[i + 1:] or a[i + 1:] == b[i:] or a[i:] == b[i + 1:]
+    if not (a[i + 1:] == b[i + 1:] or a[i + 1:] == b[i:] or a[i:] == b[i + 1:]):
+        return False
+    edited = a[i:i + 1] + b[i:i + 1] if len(a) == len(b) else (a if len(a) > len(b) else b)[i]
+    return min(len(a), len(b)) > SHORT_NAME or not any(c.isalpha() for c in edited)
 
 
 def known_name(name: str) -> bool:

@@ -65,6 +65,8 @@ class SglangUnknownAttentionBackend(ConfigRule):
         # held-out triage (a fork's README puts its own SGLang tree first on PYTHONPATH)
         Example(_SH + " --prefill-attention-backend flashprefill --decode-attention-backend triton\n",
                 path="serve.sh"),
+        # the twenty-fourth held-out round: a fork's three-letter backend, one letter from nsa and qsa
+        Example("python3 run.py --sglang-attention-backend hsa\n", path="eval.sh"),
     ]
     INVALID = [
         Example(_PY + "engine = sgl.Engine(model_path='m', attention_backend='torch_sdpa')"),

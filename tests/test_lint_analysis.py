@@ -99,6 +99,8 @@ def test_arch_dependent_rules_follow_the_configured_archs():
     # Hygon's own scripts name the device HCU; Kunlun XPU settings (the twenty-third round)
     "PPO actor/critic and rollout colocated on eight HCU devices", "fit on each 144 GB HCU,",
     "export XMLIR_ENABLE_FAST_FC=1", 'export BKCL_RDMA_NICS="eth1"', "XPU_VISIBLE_DEVICES=0,1",
+    # ... and inside names and paths (the twenty-fourth round's verl CI wrapper)
+    'MODEL_PATH="${VERL_HCU_MODEL_ROOT}/Qwen3-0.6B"', "export SGLANG_KV_LAYOUT_HCU_FA=0", "/tmp/verl-hcu-ci/run",
 ])
 def test_non_nvidia_targets_are_recognised(text):
     from errkb.lint.archs import file_archs
@@ -112,7 +114,7 @@ def test_non_nvidia_targets_are_recognised(text):
     "ROCm and CPU use their own selection logic", "Supported on CUDA and ROCm/Vulkan", "ENV VLLM_USE_TRITON_FLASH_ATTN=0",
     "if torch.version.hip:", "rocm_available=False", '"ROCMExecutionProvider"', "import pandas",
     "vllm/attention/backends/rocm/flash.py", "sm_90a, compute_89", "vllm serve m --kv-cache-dtype fp8",
-    "SCHCU", "hcu_path = x", "HCUDA", "the XMLIR paper",
+    "SCHCU", "hcu_path = x", "HCUDA", "the XMLIR paper", "SCHCU_MODE=1", "catchcu/x",
 ])
 def test_mentions_of_rocm_keep_the_nvidia_archs(text):
     from errkb.lint.archs import file_archs
@@ -197,3 +199,15 @@ def test_a_lint_run_leaves_no_state_behind(tmp_path):
     assert sys.getrecursionlimit() == before
     from errkb.lint import analysis
     assert not any(isinstance(v, dict) and v for k, v in vars(analysis).items() if k.startswith("_") and k.endswith("cache"))
+
+
+# A name one edit from a backend name is taken for its misspelling, except that in a short name
+# (an acronym) only a digit or separator may differ: `hsa` is a fork's backend, not a typo of `nsa`.
+@pytest.mark.parametrize("name, known", [
+    ("fa2", True), ("fa", True), ("FLASH_ATTN_3", True), ("flashinfr", True), ("tritn", True), ("nsa", True),
+    ("hsa", False), ("qsb", False), ("flashprefill", False), ("FLASH_ATTN_V100", False),
+])
+def test_a_short_name_is_a_typo_only_by_a_digit(name, known):
+    from errkb.lint import choices
+
+    assert choices.known_name(name) is known
