@@ -139,7 +139,7 @@ def _collect(index: ModuleIndex) -> list[Launch]:
                 arg = site.node.args[0]
                 launches.append(Launch("transformers", "python", {"attn_implementation": Setting(
                     _setting_value(index, arg.value, site.scope), arg, "set_attn_implementation")}))
-    walker = _LiteralWalker()
+    walker = _LiteralWalker(_module_lists(index.tree))
     walker.walk(index.tree)
     launches.extend(walker.launches)
     return launches
@@ -162,11 +162,34 @@ def _string(node) -> str | None:
     return None
 
 
-class _LiteralWalker(_Walker):
-    """VLLM_* keys put into mappings or environments, and command lines in lists and strings."""
+def _module_lists(tree: cst.Module) -> dict[str, cst.List | cst.Tuple]:
+    """Module-level names bound once, to a list or tuple literal (`SERVER_FLAGS = [...]`), whose
+    words a command line may splice in (`[...] + SERVER_FLAGS`, `[*SERVER_FLAGS, ...]`). A name
+    bound twice, augmented or bound to anything else at module level is left unknown."""
+    bound: dict[str, list] = {}
+    for stmt in tree.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign):
+                for t in small.targets:
+                    if isinstance(t.target, cst.Name):
+                        bound.setdefault(t.target.value, []).append(small.value)
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(small.target, cst.Name):
+                bound.setdefault(small.target.value, []).append(small.value)
+    return {name: values[0] for name, values in bound.items()
+            if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple))}
 
-    def __init__(self) -> None:
+
+class _LiteralWalker(_Walker):
+    """VLLM_* keys put into mappings or environments, and command lines in lists and strings
+    (lists joined with `+` or spliced with `*` read as one, where the pieces are literals or
+    module-level lists: `_module_lists`)."""
+
+    def __init__(self, lists: dict[str, cst.List | cst.Tuple]) -> None:
         self.launches: list[Launch] = []
+        self._lists = lists
+        self._joined: set[int] = set()  # lists and `+` nodes read as part of a larger command line
 
     def _env(self, key_node, value_node, anchor) -> None:
         name = _string(key_node)
@@ -203,14 +226,49 @@ class _LiteralWalker(_Walker):
     def visit_Tuple(self, node: cst.Tuple) -> None:
         self._argv(node)
 
-    def _argv(self, node) -> None:
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:  # [python, -m, X] + FLAGS
+        if id(node) in self._joined or not isinstance(node.operator, cst.Add):
+            return
+        parts: list = []
+        words = self._words(node, parts, 0)
+        if words is None:
+            return
+        found = launcher([w if isinstance(w, str) else "" for w, _ in words])
+        if found:
+            self._joined.update(id(p) for p in parts)
+            self.launches.append(parse_options(found[0], words, found[1], found[2]))
+
+    def _words(self, node, parts: list, depth: int) -> list | None:
+        """The (value, anchor) words of a list, a tuple, a module-level list's name, or a `+` of
+        them; None for anything else. `parts` gathers the list and `+` nodes read."""
+        if depth > 8:
+            return None
+        if isinstance(node, cst.Name) and node.value in self._lists:
+            return self._words(self._lists[node.value], parts, depth + 1)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            left, right = self._words(node.left, parts, depth + 1), self._words(node.right, parts, depth + 1)
+            if left is None and right is None:
+                return None
+            parts.append(node)
+            return (left if left is not None else [(UNKNOWN, node.left)]) + \
+                (right if right is not None else [(UNKNOWN, node.right)])
+        if not isinstance(node, (cst.List, cst.Tuple)):
+            return None
+        parts.append(node)
         words = []
         for el in node.elements:
             if isinstance(el, cst.StarredElement):
-                words.append((UNKNOWN, el))
+                spliced = self._words(el.value, parts, depth + 1) if isinstance(el.value, cst.Name) else None
+                words.extend(spliced if spliced is not None else [(UNKNOWN, el)])
             else:
                 v = "python" if _is_sys_executable(el.value) else _string(el.value)
                 words.append((v if v is not None else UNKNOWN, el.value))
+        return words
+
+    def _argv(self, node) -> None:
+        if id(node) in self._joined:
+            return
+        words = self._words(node, [], 0)
         found = launcher([w if isinstance(w, str) else "" for w, _ in words])
         if found:
             self.launches.append(parse_options(found[0], words, found[1], found[2]))

@@ -52,6 +52,50 @@ def word_launches(elements: list) -> set[str]:
     return found
 
 
+_UNKNOWN_WORD = ast.Constant(value=None)
+
+
+def module_lists(tree: ast.Module) -> dict[str, ast.List | ast.Tuple]:
+    """Module-level names bound once, to a list or tuple literal: the words a command line may
+    splice in with `+` or `*` (launch_python._module_lists reads the same from libcst's tree)."""
+    bound: dict[str, list] = {}
+    for stmt in tree.body:
+        t = type(stmt)
+        if t is ast.Assign:
+            for target in stmt.targets:
+                if type(target) is ast.Name:
+                    bound.setdefault(target.id, []).append(stmt.value)
+        elif (t is ast.AugAssign or t is ast.AnnAssign) and type(stmt.target) is ast.Name:
+            bound.setdefault(stmt.target.id, []).append(stmt.value)
+    return {name: values[0] for name, values in bound.items()
+            if len(values) == 1 and type(values[0]) in (ast.List, ast.Tuple)}
+
+
+def spliced(node: ast.AST, lists: dict, depth: int = 0) -> list | None:
+    """The elements of a list or tuple, with `*NAME` of a module-level list spliced in, or of a
+    `+` of such pieces; None for anything else (an unknown piece of a `+` is one unknown word)."""
+    if depth > 8:
+        return None
+    t = type(node)
+    if t is ast.Name and node.id in lists:
+        return spliced(lists[node.id], lists, depth + 1)
+    if t is ast.BinOp and type(node.op) is ast.Add:
+        left, right = spliced(node.left, lists, depth + 1), spliced(node.right, lists, depth + 1)
+        if left is None and right is None:
+            return None
+        return (left if left is not None else [_UNKNOWN_WORD]) + (right if right is not None else [_UNKNOWN_WORD])
+    if t is not ast.List and t is not ast.Tuple:
+        return None
+    out = []
+    for e in node.elts:
+        if type(e) is ast.Starred:
+            got = spliced(e.value, lists, depth + 1) if type(e.value) is ast.Name else None
+            out.extend(got if got is not None else [_UNKNOWN_WORD])
+        else:
+            out.append(e)
+    return out
+
+
 class ModuleFacts:
     """The facts of one module, by region (see the module docstring)."""
 
@@ -76,6 +120,7 @@ class ModuleFacts:
         self.launch_regions: set[ast.AST | None] = set()  # regions of those literals
         self.import_regions: set[ast.AST | None] = set()  # regions holding an import statement
         self._module, self._is_package = module, is_package
+        lists = module_lists(tree)
         jobs: list[tuple[ast.AST | None, list]] = [(None, [tree])]
         while jobs:
             region, stack = jobs.pop()
@@ -121,7 +166,9 @@ class ModuleFacts:
                     if node.arg is not None and node.arg.startswith("VLLM_"):
                         self._launches({"vllm"}, region)
                 elif t is ast.List or t is ast.Tuple:
-                    self._launches(word_launches(node.elts), region)
+                    self._launches(word_launches(spliced(node, lists) if lists else node.elts), region)
+                elif t is ast.BinOp and type(node.op) is ast.Add:  # [python, -m, X] + FLAGS
+                    self._launches(word_launches(spliced(node, lists) or []), region)
                 elif t is ast.With or t is ast.AsyncWith:  # libcst may read `with ("a", "b"):` as a tuple
                     items = [item.context_expr for item in node.items]
                     self.withs.setdefault(region, []).extend(items)

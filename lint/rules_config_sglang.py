@@ -217,7 +217,10 @@ class SglangFa3ArchRange(ConfigRule):
                      path="train.sh", archs=("sm100",)),
              # the key written last wins: the spread dict's fa3 is replaced
              Example(_PY + "config = dict(model_path='m', attention_backend='fa3')\n"
-                     "sgl.Engine(**{**config, 'attention_backend': 'triton'})\n", archs=("sm100",))]
+                     "sgl.Engine(**{**config, 'attention_backend': 'triton'})\n", archs=("sm100",)),
+             # a module-level list bound twice has no one value to join on
+             Example("FLAGS = ['--attention-backend', 'fa3']\nFLAGS = ['--attention-backend', 'triton']\n"
+                     "CMD = ['python3', '-m', 'sglang.launch_server'] + FLAGS\n", archs=("sm100",))]
     INVALID = [
         Example(_PY + "sgl.Engine(model_path='m', attention_backend='fa3')", archs=("sm90", "sm100")),
         Example(_GUIDE.format(gpu="B200", flags="--attention-backend fa3"), path="guide.md"),
@@ -266,6 +269,13 @@ class SglangFa3ArchRange(ConfigRule):
         # a launcher list that starts with the running interpreter
         Example("import subprocess, sys\nsubprocess.Popen([sys.executable, '-m', 'sglang.launch_server', "
                 "'--model-path', 'm', '--attention-backend', 'fa3'])", archs=("sm100",)),
+        # flags kept in a module-level list and joined on with `+` or spliced with `*` (the
+        # fourteenth round's misses)
+        Example("import subprocess\nFLAGS = ['--tp', '1', '--attention-backend', 'fa3']\n\n\ndef cmd():\n"
+                "    return ['python3', '-m', 'sglang.launch_server', '--model-path', 'm'] + FLAGS\n",
+                archs=("sm100",)),
+        Example("import subprocess\nBASE = ('python3', '-m', 'sglang.launch_server')\n\n\ndef start():\n"
+                "    subprocess.Popen([*BASE, '--attention-backend', 'fa3'])\n", archs=("sm120",)),
         Example(_GUIDE.format(gpu="RTX 5090", flags="--attention-backend fa3"), path="guide.md"),
         Example(_GUIDE.format(gpu="GPUs", flags="--attention-backend fa3"), path="guide.md"),  # no GPU named: the defaults
         Example("FROM lmsysorg/sglang:latest\n"
