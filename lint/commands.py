@@ -24,7 +24,7 @@ from errkb.lint.launch import (MODULES, ConfigRule, Launch, Setting, Span, env_l
 from errkb.lint.pins import container_versions, dockerfile_base, file_versions
 from errkb.lint.archs import FileArchs, file_archs
 from errkb.lint.rule import LintContext, arch_reports
-from errkb.lint.training_configs import MARKERS as CONFIG_MARKERS, config_launches
+from errkb.lint.training_configs import MARKERS as CONFIG_MARKERS, config_launches, engine_launches
 
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
@@ -422,6 +422,7 @@ def _walk_yaml(loc: _Locator, node, out: list[Launch]) -> None:
                 launch.versions.setdefault(package, got)
     out.extend(launches)
     out.extend(config_launches(fields, lambda n: _scalar_span(loc, n)))  # training frameworks' YAML
+    out.extend(engine_launches(fields, lambda n: _scalar_span(loc, n)))  # RL frameworks' engine sections
     for key, value in node.value:
         if key.value not in ("env", "environment", "command", "args", "entrypoint"):
             _walk_yaml(loc, value, out)

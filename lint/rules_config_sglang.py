@@ -25,7 +25,8 @@ _PY = "import sglang as sgl\n"
 LAUNCH_PREFILTER = ((b"ServerArgs(", b"attention_backend"), (b"Engine(", b"attention_backend"),
                     (b"launch_server", b"attention-backend"), (b"serve", b"attention-backend"),
                     (b"one_batch", b"attention-backend"),
-                    (b".sglang.", b"attention_backend"), (b"--sglang-", b"attention-backend"))  # frameworks
+                    (b".sglang.", b"attention_backend"), (b"--sglang-", b"attention-backend"),  # frameworks
+                    (b"sglang:", b"attention_backend"))  # frameworks' YAML sections (training_configs)
 _SH = "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct"
 
 
@@ -218,6 +219,9 @@ class SglangFa3ArchRange(ConfigRule):
              # the key written last wins: the spread dict's fa3 is replaced
              Example(_PY + "config = dict(model_path='m', attention_backend='fa3')\n"
                      "sgl.Engine(**{**config, 'attention_backend': 'triton'})\n", archs=("sm100",)),
+             # an engine section's interpolated or null value is not known here
+             Example("sglang:\n  attention_backend: ${rollout.backend}\n", path="grpo.yaml", archs=("sm100",)),
+             Example("engine_kwargs:\n  sglang:\n    attention_backend: null\n", path="ppo.yaml", archs=("sm100",)),
              # a module-level list bound twice has no one value to join on
              Example("FLAGS = ['--attention-backend', 'fa3']\nFLAGS = ['--attention-backend', 'triton']\n"
                      "CMD = ['python3', '-m', 'sglang.launch_server'] + FLAGS\n", archs=("sm100",))]
@@ -269,6 +273,10 @@ class SglangFa3ArchRange(ConfigRule):
         # a launcher list that starts with the running interpreter
         Example("import subprocess, sys\nsubprocess.Popen([sys.executable, '-m', 'sglang.launch_server', "
                 "'--model-path', 'm', '--attention-backend', 'fa3'])", archs=("sm100",)),
+        # RL frameworks' YAML sections of engine arguments: verl's engine_kwargs.sglang, AReaL's sglang
+        Example("actor_rollout_ref:\n  rollout:\n    name: sglang\n    engine_kwargs:\n      sglang:\n"
+                "        attention_backend: fa3\n", path="ppo.yaml", archs=("sm100",)),
+        Example("sglang:\n  model_path: ${actor.path}\n  attention_backend: fa3\n", path="grpo.yaml", archs=("sm120",)),
         # flags kept in a module-level list and joined on with `+` or spliced with `*` (the
         # fourteenth round's misses)
         Example("import subprocess\nFLAGS = ['--tp', '1', '--attention-backend', 'fa3']\n\n\ndef cmd():\n"

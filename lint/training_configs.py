@@ -19,7 +19,13 @@ names, values and defaults below were read from each framework's own code (the r
 - ms-swift (4.6.0 `ModelArguments`): `attn_impl` flash_attn → flash_attention_2, any other name as
   written; `torch_dtype`; float32 weights train under fp16 autocast unless `fp16` is false.
 
-Each becomes a transformers Launch (form 'config'), so the transformers rules judge a YAML key as
+RL frameworks keep the engine's own arguments in a section named after the engine, as the engine
+names them: verl's rollout `engine_kwargs: {vllm: {...}, sglang: {...}}` (verl commit 035682ed,
+verl/trainer/config/rollout/rollout.yaml) and AReaL's top-level `sglang:` and `vllm:` sections
+(AReaL commit 00d07c04, examples/math/gsm8k_grpo.yaml). Each such section is a Launch of that engine,
+form 'framework', as the same arguments passed on the command line (`...engine_kwargs.sglang.X=`).
+
+Each training-framework setting becomes a transformers Launch (form 'config'), so the transformers rules judge a YAML key as
 they judge a `from_pretrained` keyword. The float32 dtype is set only where the config rules out
 autocast (mixed precision explicitly off), because FlashAttention under autocast gets half precision.
 """
@@ -78,6 +84,32 @@ def config_launches(fields: dict, span_of) -> list[Launch]:
     return []
 
 
+ENGINE_SECTIONS = ("sglang", "vllm")
+
+
+def engine_launches(fields: dict, span_of) -> list[Launch]:
+    """A framework Launch per engine section of one YAML mapping (`sglang:`/`vllm:` holding a
+    mapping): its scalar settings, keyed as the engine's Python arguments (`-` read as `_`);
+    null and `${...}` interpolations are left out or unknown."""
+    import yaml
+
+    out = []
+    for tool in ENGINE_SECTIONS:
+        section = fields.get(tool)
+        if not isinstance(section, yaml.MappingNode):
+            continue
+        launch = Launch(tool, "framework")
+        for key, node in section.value:
+            if not isinstance(key, yaml.ScalarNode) or _scalar(node) is None or node.tag.endswith(":null"):
+                continue
+            flag = _flag(node)
+            launch.settings[key.value.replace("-", "_")] = _setting(node, flag if flag is not None else node.value,
+                                                                      key.value, span_of)
+        if launch.settings:
+            out.append(launch)
+    return out
+
+
 def _setting(node, value, key, span_of) -> Setting:
     return Setting(shell_value(value), span_of(node), key)
 
@@ -128,4 +160,4 @@ def _llamafactory(fields: dict, span_of) -> list[Launch]:
     return [launch]
 
 
-__all__ = ["MARKERS", "PREFILTER", "config_launches"]
+__all__ = ["ENGINE_SECTIONS", "MARKERS", "PREFILTER", "config_launches", "engine_launches"]
