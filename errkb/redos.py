@@ -93,7 +93,7 @@ def step_bound(pattern: re.Pattern[str] | str) -> int:
 @lru_cache(maxsize=None)
 def template_step_bound(template: str) -> int:
     """`step_bound` of the search pattern the matcher derives from a template."""
-    return step_bound(templates.search_regex(template))
+    return step_bound(templates.search_source(template))
 
 
 def near_misses(template: str, size: int = 64 * 1024) -> list[str]:
