@@ -222,6 +222,12 @@ class SglangFa3ArchRange(ConfigRule):
              # an engine section's interpolated or null value is not known here
              Example("sglang:\n  attention_backend: ${rollout.backend}\n", path="grpo.yaml", archs=("sm100",)),
              Example("engine_kwargs:\n  sglang:\n    attention_backend: null\n", path="ppo.yaml", archs=("sm100",)),
+             # a test checking what a launcher holds runs nothing (the twenty-fifth round)
+             Example("def test_launcher(launcher):\n    assert '--sglang-attention-backend fa3' in launcher\n",
+                     archs=("sm100",)),
+             Example("import unittest\n\n\nclass T(unittest.TestCase):\n    def test_cmd(self):\n"
+                     "        self.assertEqual(build(), ['python3', '-m', 'sglang.launch_server', "
+                     "'--attention-backend', 'fa3'])\n", archs=("sm100",)),
              # a module-level list bound twice has no one value to join on
              Example("FLAGS = ['--attention-backend', 'fa3']\nFLAGS = ['--attention-backend', 'triton']\n"
                      "CMD = ['python3', '-m', 'sglang.launch_server'] + FLAGS\n", archs=("sm100",))]
@@ -273,6 +279,9 @@ class SglangFa3ArchRange(ConfigRule):
         # a launcher list that starts with the running interpreter
         Example("import subprocess, sys\nsubprocess.Popen([sys.executable, '-m', 'sglang.launch_server', "
                 "'--model-path', 'm', '--attention-backend', 'fa3'])", archs=("sm100",)),
+        # a command run for its exit status (a comparison around the call, not around the list)
+        Example("import subprocess\nif subprocess.call(['python3', '-m', 'sglang.launch_server', "
+                "'--attention-backend', 'fa3']) != 0:\n    raise SystemExit(1)\n", archs=("sm100",)),
         # RL frameworks' YAML sections of engine arguments: verl's engine_kwargs.sglang, AReaL's sglang
         Example("actor_rollout_ref:\n  rollout:\n    name: sglang\n    engine_kwargs:\n      sglang:\n"
                 "        attention_backend: fa3\n", path="ppo.yaml", archs=("sm100",)),
