@@ -22,8 +22,11 @@ loads) needs an older driver than the GPU machine has: not reproduced. Needs nvc
 
 import hashlib
 import importlib.util
+import os
 import shutil
 import struct
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -38,22 +41,28 @@ NAME = "errkb_kimage_scale"
 FATBIN_MAGIC = 0xBA55ED50
 ELF_KIND = 2  # a fatbinary entry holding a cubin (1 is PTX)
 
+ROOT = Path(__file__).resolve().parents[3]
+_CHILD_BUILD = "import sys; from verification.cases._scale_kernel import build; build(*sys.argv[1:4])"
 _built: dict = {}
 
 
-def _build(ctx):
-    """The extension built for this GPU only; (module, path of its .so). The build folder is named
-    after the source and the architecture, so a fresh worker (the reproduce step ends its worker)
-    finds ninja's build up to date instead of compiling again."""
-    if "ext" not in _built:
+def _build(ctx) -> Path:
+    """The path of the extension's .so, built for this GPU only, in a child process: a worker that
+    has loaded the clean build runs the damaged copy's launches without error (the first H100 run,
+    2026-12-08, refuted the step so; the probe launches each damaged copy in a process that never
+    loads the clean build). The build folder is named after the source and the architecture, so a
+    fresh worker finds ninja's build up to date instead of compiling again."""
+    if "so" not in _built:
         major, minor = ctx.torch.cuda.get_device_capability()
         key = hashlib.sha256(f"{SOURCE}{major}.{minor}{ctx.torch.__version__}".encode()).hexdigest()[:12]
         folder = Path(tempfile.gettempdir()) / f"errkb-kimage-{key}"
         folder.mkdir(exist_ok=True)
-        ext = build(NAME, f"{major}.{minor}", str(folder))
-        _built["ext"] = ext
-        ctx.note(f"built {NAME} with TORCH_CUDA_ARCH_LIST={major}.{minor}: {ext.__file__}")
-    return _built["ext"], Path(_built["ext"].__file__)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        subprocess.run([sys.executable, "-c", _CHILD_BUILD, NAME, f"{major}.{minor}", str(folder)],
+                       cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+        _built["so"] = next(folder.glob(f"{NAME}*.so"))
+        ctx.note(f"built {NAME} with TORCH_CUDA_ARCH_LIST={major}.{minor} in a child process: {_built['so']}")
+    return _built["so"]
 
 
 def _sections(data: bytes, name: bytes):
@@ -121,7 +130,7 @@ def _x(ctx):
 
 
 def reproduce(ctx):
-    _, so = _build(ctx)
+    so = _build(ctx)
     bad = _load(damaged_copy(ctx, so))
 
     def launch():
@@ -141,7 +150,7 @@ def fix_2(ctx):
 
 def fix_3(ctx):
     """A clean copy of the same build (what a reinstall gives back) loads and computes 2 * x."""
-    _, so = _build(ctx)
+    so = _build(ctx)
     clean = Path(tempfile.mkdtemp(prefix="errkb-clean-ext-")) / so.name
     shutil.copyfile(so, clean)
     mod = _load(clean)
