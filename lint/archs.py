@@ -29,6 +29,8 @@ NON_NVIDIA_EVIDENCE = tuple(re.compile(p) for p in (
     # Hygon's name for its DCUs in its own scripts ("eight HCU devices"; the twenty-third round), in capitals,
     # also inside a name (VERL_HCU_MODEL_ROOT) or a path (verl-hcu-ci; the twenty-fourth round)
     rb"HCU(?<![A-Za-z0-9]HCU)s?(?![A-Za-z0-9])", rb"hcu(?<=[-_/]hcu)[-_/]",
+    # ... and its DCUs the same way (USE_DCU_CUSTOM_ALLREDUCE, /home/dcu_megatron; the twenty-fifth round)
+    rb"DCU(?<![A-Za-z0-9]DCU)s?(?![A-Za-z0-9])", rb"dcu(?<=[-_/]dcu)[-_/]",
     # Kunlun's compiler runtime and collective library settings, its device list (the twenty-third round)
     rb"XMLIR_[A-Z]", rb"BKCL_[A-Z]", rb"XPU_VISIBLE_DEVICES\b",
 ))

@@ -26,7 +26,10 @@ LAUNCH_PREFILTER = ((b"ServerArgs(", b"attention_backend"), (b"Engine(", b"atten
                     (b"launch_server", b"attention-backend"), (b"serve", b"attention-backend"),
                     (b"one_batch", b"attention-backend"),
                     (b".sglang.", b"attention_backend"), (b"--sglang-", b"attention-backend"),  # frameworks
-                    (b"sglang:", b"attention_backend"))  # frameworks' YAML sections (training_configs)
+                    (b"sglang:", b"attention_backend"),  # frameworks' YAML sections (training_configs)
+                    # AReaL's top-level overrides, `sglang.attention_backend=fa3`, have no dot before sglang
+                    (b"sglang.attention_backend",), (b"sglang.mm_attention_backend",),
+                    (b"sglang.prefill_attention_backend",), (b"sglang.decode_attention_backend",))
 _SH = "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct"
 
 
@@ -213,6 +216,10 @@ class SglangFa3ArchRange(ConfigRule):
              Example("# on eight HCU devices\npython3 train.py --sglang-attention-backend fa3\n", path="train.sh"),
              Example("export XMLIR_ENABLE_FAST_FC=1\npython3 train.py --sglang-mm-attention-backend fa3\n",
                      path="train.sh"),
+             # a script for Hygon DCUs that says so only in names (USE_DCU_*, dcu_megatron; round 25)
+             Example("export USE_DCU_CUSTOM_ALLREDUCE=1\nB=fa3\n"
+                     "python3 -m areal.launcher.local train.py +sglang.attention_backend=$B\n", path="train.sh",
+                     archs=("sm100",)),
              # a framework override from a variable is known only at run time
              Example("python3 -m verl.trainer.main_ppo +sglang.attention_backend=${SGLANG_ATTENTION_BACKEND}\n",
                      path="train.sh", archs=("sm100",)),
@@ -282,6 +289,9 @@ class SglangFa3ArchRange(ConfigRule):
         # a command run for its exit status (a comparison around the call, not around the list)
         Example("import subprocess\nif subprocess.call(['python3', '-m', 'sglang.launch_server', "
                 "'--attention-backend', 'fa3']) != 0:\n    raise SystemExit(1)\n", archs=("sm100",)),
+        # AReaL's top-level override of a variable set once (its prefilter needed a dot before sglang)
+        Example("B=fa3\npython3 -m areal.launcher.local train.py +sglang.attention_backend=$B\n", path="train.sh",
+                archs=("sm100",)),
         # RL frameworks' YAML sections of engine arguments: verl's engine_kwargs.sglang, AReaL's sglang
         Example("actor_rollout_ref:\n  rollout:\n    name: sglang\n    engine_kwargs:\n      sglang:\n"
                 "        attention_backend: fa3\n", path="ppo.yaml", archs=("sm100",)),

@@ -101,6 +101,7 @@ def test_arch_dependent_rules_follow_the_configured_archs():
     "export XMLIR_ENABLE_FAST_FC=1", 'export BKCL_RDMA_NICS="eth1"', "XPU_VISIBLE_DEVICES=0,1",
     # ... and inside names and paths (the twenty-fourth round's verl CI wrapper)
     'MODEL_PATH="${VERL_HCU_MODEL_ROOT}/Qwen3-0.6B"', "export SGLANG_KV_LAYOUT_HCU_FA=0", "/tmp/verl-hcu-ci/run",
+    "export USE_DCU_CUSTOM_ALLREDUCE=1", "PYTHONPATH=/home/dcu_megatron/Megatron-LM", "on eight DCU devices",
 ])
 def test_non_nvidia_targets_are_recognised(text):
     from errkb.lint.archs import file_archs
@@ -114,7 +115,7 @@ def test_non_nvidia_targets_are_recognised(text):
     "ROCm and CPU use their own selection logic", "Supported on CUDA and ROCm/Vulkan", "ENV VLLM_USE_TRITON_FLASH_ATTN=0",
     "if torch.version.hip:", "rocm_available=False", '"ROCMExecutionProvider"', "import pandas",
     "vllm/attention/backends/rocm/flash.py", "sm_90a, compute_89", "vllm serve m --kv-cache-dtype fp8",
-    "SCHCU", "hcu_path = x", "HCUDA", "the XMLIR paper", "SCHCU_MODE=1", "catchcu/x",
+    "SCHCU", "hcu_path = x", "HCUDA", "the XMLIR paper", "SCHCU_MODE=1", "catchcu/x", "EDCU", "the DCUBE tool", "/opt/podcu/",
 ])
 def test_mentions_of_rocm_keep_the_nvidia_archs(text):
     from errkb.lint.archs import file_archs
