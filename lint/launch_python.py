@@ -245,7 +245,7 @@ class _LiteralWalker(_Walker):
         self._argv(node)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:  # [python, -m, X] + FLAGS
-        if id(node) in self._joined or not isinstance(node.operator, cst.Add):
+        if id(node) in self._joined or id(node) in self._checked or not isinstance(node.operator, cst.Add):
             return
         parts: list = []
         words = self._words(node, parts, 0)
