@@ -33,11 +33,16 @@ NON_NVIDIA_EVIDENCE = tuple(re.compile(p) for p in (
     rb"DCU(?<![A-Za-z0-9]DCU)s?(?![A-Za-z0-9])", rb"dcu(?<=[-_/]dcu)[-_/]",
     # Kunlun's compiler runtime and collective library settings, its device list (the twenty-third round)
     rb"XMLIR_[A-Z]", rb"BKCL_[A-Z]", rb"XPU_VISIBLE_DEVICES\b",
+    # the device lists of other vendors' accelerators: Huawei Ascend (the twenty-fourth round's scripts),
+    # Moore Threads MUSA, Cambricon MLU, Intel Gaudi
+    rb"ASCEND_RT_VISIBLE_DEVICES\b", rb"MUSA_VISIBLE_DEVICES\b", rb"MLU_VISIBLE_DEVICES\b",
+    rb"HABANA_VISIBLE_DEVICES\b",
 ))
 
 
 def targets_non_nvidia(source: bytes) -> bool:
-    """Whether the file shows an AMD ROCm, Hygon DCU or Kunlun XPU target anywhere (NON_NVIDIA_EVIDENCE)."""
+    """Whether the file shows an AMD ROCm, Hygon DCU/HCU, Kunlun XPU, Ascend, MUSA, MLU or Gaudi target
+    anywhere (NON_NVIDIA_EVIDENCE)."""
     return any(p.search(source) for p in NON_NVIDIA_EVIDENCE)
 
 

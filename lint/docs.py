@@ -36,8 +36,9 @@ def rule_page(cls, data_dir: Path) -> str:
     out = [f"{cls.CODE} {cls.NAME}", "", textwrap.fill(" ".join(cls.__doc__.split()), 96), ""]
     if cls.ARCH_DEPENDENT:
         out += ["Fires only for the configured target GPU archs (--gpu-arch / gpu-archs), or, in a file that",
-                "names NVIDIA GPUs, for theirs (lint/archs.py GPU_NAMES), and not in a file that shows an AMD",
-                "ROCm, Hygon DCU or Kunlun XPU target (lint/archs.py NON_NVIDIA_EVIDENCE).", ""]
+                "names NVIDIA GPUs, for theirs (lint/archs.py GPU_NAMES), and not in a file that shows another",
+                "vendor's accelerator: AMD ROCm, Hygon DCU/HCU, Kunlun XPU, Ascend, MUSA, MLU or Gaudi",
+                "(lint/archs.py NON_NVIDIA_EVIDENCE).", ""]
     out.append("Prevents:")
     for rid in cls.RECORDS:
         r = recs.get(rid)

@@ -102,6 +102,8 @@ def test_arch_dependent_rules_follow_the_configured_archs():
     # ... and inside names and paths (the twenty-fourth round's verl CI wrapper)
     'MODEL_PATH="${VERL_HCU_MODEL_ROOT}/Qwen3-0.6B"', "export SGLANG_KV_LAYOUT_HCU_FA=0", "/tmp/verl-hcu-ci/run",
     "export USE_DCU_CUSTOM_ALLREDUCE=1", "PYTHONPATH=/home/dcu_megatron/Megatron-LM", "on eight DCU devices",
+    "export ASCEND_RT_VISIBLE_DEVICES=0,1", "MUSA_VISIBLE_DEVICES=0", "export MLU_VISIBLE_DEVICES=0",
+    "-e HABANA_VISIBLE_DEVICES=all",
 ])
 def test_non_nvidia_targets_are_recognised(text):
     from errkb.lint.archs import file_archs
