@@ -12,6 +12,7 @@ import libcst as cst
 
 from errkb.lint.analysis import UNKNOWN, ModuleIndex, QualName, _Walker
 from errkb.lint.launch import Launch, Setting, env_launch, framework_launches, launcher, parse_options
+from errkb.lint.pyfacts import MAX_SPLICED
 
 # calls whose keyword arguments are engine settings (names read from vllm 0.6-0.34, sglang 0.3-0.5.23)
 VLLM_CALLS = frozenset({
@@ -178,7 +179,8 @@ def _module_lists(tree: cst.Module) -> dict[str, cst.List | cst.Tuple]:
             elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(small.target, cst.Name):
                 bound.setdefault(small.target.value, []).append(small.value)
     return {name: values[0] for name, values in bound.items()
-            if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple))}
+            if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple))
+            and len(values[0].elements) <= MAX_SPLICED}
 
 
 class _LiteralWalker(_Walker):

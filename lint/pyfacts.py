@@ -53,6 +53,9 @@ def word_launches(elements: list) -> set[str]:
 
 
 _UNKNOWN_WORD = ast.Constant(value=None)
+# A module-level list longer than this is data, not options: splicing it into every `+` that names
+# it made a 50,000-word list joined 2,000 times take minutes (the file timeout caught it).
+MAX_SPLICED = 256
 
 
 def module_lists(tree: ast.Module) -> dict[str, ast.List | ast.Tuple]:
@@ -68,7 +71,7 @@ def module_lists(tree: ast.Module) -> dict[str, ast.List | ast.Tuple]:
         elif (t is ast.AugAssign or t is ast.AnnAssign) and type(stmt.target) is ast.Name:
             bound.setdefault(stmt.target.id, []).append(stmt.value)
     return {name: values[0] for name, values in bound.items()
-            if len(values) == 1 and type(values[0]) in (ast.List, ast.Tuple)}
+            if len(values) == 1 and type(values[0]) in (ast.List, ast.Tuple) and len(values[0].elts) <= MAX_SPLICED}
 
 
 def spliced(node: ast.AST, lists: dict, depth: int = 0) -> list | None:

@@ -214,3 +214,17 @@ def test_a_short_name_is_a_typo_only_by_a_digit(name, known):
     from errkb.lint import choices
 
     assert choices.known_name(name) is known
+
+
+def test_only_short_module_lists_are_spliced():
+    """A module-level list of options is spliced into the command lines that name it; a long one is
+    data (splicing a 50,000-word list into 2,000 joins ran past the file timeout)."""
+    import ast
+
+    import libcst as cst
+
+    from errkb.lint import launch_python, pyfacts
+
+    short, long_ = "FLAGS = ['--tp', '1']\n", "DATA = [" + "'w'," * (pyfacts.MAX_SPLICED + 1) + "]\n"
+    assert set(pyfacts.module_lists(ast.parse(short + long_))) == {"FLAGS"}
+    assert set(launch_python._module_lists(cst.parse_module(short + long_))) == {"FLAGS"}
